@@ -1,0 +1,133 @@
+"""Execute course notebooks headless and keep their sources tidy.
+
+One executor for the whole project: the pytest harness, `python -m grader run` and the
+graders all call `execute_notebook`, so "a notebook passes" means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+# A cell tagged `raises-exception` must name the exception class it raises in this metadata
+# key (the class name exactly as Python prints it, e.g. "TypeError", "UnexpectedTracerError").
+RAISES_TAG = "raises-exception"
+RAISES_KEY = "expected_exception"
+
+# The slowest cell in the course (a benchmark sweep) takes well under a minute on 2 busy
+# cores; 300 s leaves room for a loaded CI machine without letting a hung kernel block CI.
+CELL_TIMEOUT = 300
+
+# Headless and deterministic: CPU only (the course claims are made on CPU) and a
+# non-interactive matplotlib backend so plots render without a display.
+HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
+
+KERNEL_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+
+
+@dataclass
+class RunResult:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else text
+
+
+def raised_exception(cell) -> str | None:
+    """The class name of the exception a cell raised, or None when it raised nothing."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return out.get("ename")
+    return None
+
+
+def check_expected_exceptions(nb) -> list[str]:
+    """Each `raises-exception` cell must have raised exactly the class it names."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or RAISES_TAG not in cell.metadata.get("tags", []):
+            continue
+        expected = cell.metadata.get(RAISES_KEY)
+        got = raised_exception(cell)
+        where = f"cell {index} ({_last_line(cell.source)[:60]!r})"
+        if not expected:
+            problems.append(f"{where}: tagged {RAISES_TAG} but names no exception in '{RAISES_KEY}'")
+        elif got is None:
+            problems.append(f"{where}: expected {expected}, but the cell raised nothing")
+        elif got != expected:
+            problems.append(f"{where}: expected {expected}, but the cell raised {got}")
+    return problems
+
+
+def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | None = None) -> RunResult:
+    """Run a notebook top to bottom in a fresh kernel, in its own folder, and judge it."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    os.environ.update(HEADLESS_ENV)  # the kernel inherits this process's environment
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    result = RunResult(path)
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        failed = next(
+            (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and raised_exception(c)
+             and RAISES_TAG not in c.metadata.get("tags", [])),
+            "?",
+        )
+        result.problems.append(f"cell {failed} failed: {_last_line(err.traceback or str(err))}")
+    except Exception as err:  # kernel death, timeout: still a verdict about this notebook
+        result.problems.append(f"{type(err).__name__}: {_last_line(str(err))}")
+    else:
+        result.problems.extend(check_expected_exceptions(nb))
+    if save_to is not None:
+        nbformat.write(nb, save_to)
+    return result
+
+
+def tidy(path: Path) -> bool:
+    """Strip outputs, execution counts and editor metadata; return True when the file changed."""
+    path = Path(path)
+    before = path.read_text(encoding="utf-8")
+    nb = nbformat.reads(before, as_version=4)
+    # Keep only what the course needs: nbgrader's own metadata lives in cell metadata.
+    nb.metadata = nbformat.from_dict({k: v for k, v in KERNEL_METADATA.items()})
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in ("collapsed", "scrolled", "execution", "jupyter", "ExecuteTime"):
+            cell.metadata.pop(key, None)
+    after = nbformat.writes(nb) + "\n"
+    if after != before:
+        path.write_text(after, encoding="utf-8")
+    return after != before
+
+
+def hygiene_problems(path: Path) -> list[str]:
+    """What keeps a committed notebook from being clean (outputs, counts, stray metadata)."""
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    if dict(nb.metadata) != KERNEL_METADATA:
+        extra = sorted(set(nb.metadata) ^ set(KERNEL_METADATA)) or ["kernelspec/language_info"]
+        problems.append(f"notebook metadata differs from the course kernel: {', '.join(extra)}")
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
+            problems.append(f"cell {index} carries outputs or an execution count")
+    return problems
