@@ -30,6 +30,29 @@ def cmd_tidy(args) -> int:
     return 0
 
 
+def cmd_release(args) -> int:
+    from grader import release
+
+    release.generate_release()
+    print("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it.")
+    return 0
+
+
+def cmd_try(args) -> int:
+    """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
+    from grader import catalogue
+
+    candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
+    picked = [e for e in catalogue.entries(args.assignment) if not args.only or e.slug in args.only]
+    candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
+    for name, answer in candidates:
+        score, total, failed = catalogue.quick_score(args.assignment, answer)
+        print(f"{name:<40} {score:5.1f} / {total:<5.1f}")
+        for line in failed:
+            print(f"    - {line}")
+    return 0
+
+
 def cmd_not_yet(args) -> int:
     print(f"grader {args.command}: not built yet; it will {args.what}.", file=sys.stderr)
     return 2
@@ -47,8 +70,15 @@ def main(argv=None) -> int:
     tidy.add_argument("notebooks", nargs="+")
     tidy.set_defaults(func=cmd_tidy)
 
+    sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader").set_defaults(
+        func=cmd_release)
+
+    trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
+    trial.add_argument("assignment")
+    trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
+    trial.set_defaults(func=cmd_try)
+
     for name, what in [
-        ("release", "regenerate exercises/ from solutions/ with nbgrader"),
         ("grade", "grade SUBMITTED_DIR into OUT_DIR/grades.csv and feedback"),
         ("demo", "grade the built-in demo class and print the score table"),
     ]:

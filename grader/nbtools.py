@@ -91,7 +91,7 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | No
              and RAISES_TAG not in c.metadata.get("tags", [])),
             "?",
         )
-        result.problems.append(f"cell {failed} failed: {_last_line(err.traceback or str(err))}")
+        result.problems.append(f"cell {failed} failed: {err.ename}: {_last_line(str(err.evalue))}")
     except Exception as err:  # kernel death, timeout: still a verdict about this notebook
         result.problems.append(f"{type(err).__name__}: {_last_line(str(err))}")
     else:
@@ -112,7 +112,7 @@ def tidy(path: Path) -> bool:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-        for key in ("collapsed", "scrolled", "execution", "jupyter", "ExecuteTime"):
+        for key in ("collapsed", "scrolled", "execution", "jupyter", "ExecuteTime", "lines_to_next_cell"):
             cell.metadata.pop(key, None)
     after = nbformat.writes(nb) + "\n"
     if after != before:

@@ -1,0 +1,93 @@
+"""Known answers to each assignment, kept as plain files: grader/catalogue/<assignment>/<kind>_<slug>.py.
+
+`kind` is `wrong` (violates exactly one requirement; the file's first line, a docstring, names
+it) or `right` (a genuinely different correct method; the docstring names the method). Each file
+is the complete text of the answer cell (grade_id "answer"). A wrong answer found in real
+grading is added to the self-proof by dropping one more file here.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from grader import course
+
+
+@dataclass(frozen=True)
+class Entry:
+    assignment: str
+    kind: str  # "wrong" or "right"
+    slug: str
+    path: Path
+
+    @property
+    def answer(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def claim(self) -> str:
+        """The requirement it violates (wrong) or the method it uses (right)."""
+        doc = ast.get_docstring(ast.parse(self.answer)) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
+
+
+def entries(assignment: str | None = None) -> list[Entry]:
+    found = []
+    for path in sorted(course.CATALOGUE.glob(f"{assignment or '*'}/*.py")):
+        kind, _, slug = path.stem.partition("_")
+        if kind in ("wrong", "right"):
+            found.append(Entry(path.parent.name, kind, slug, path))
+    return found
+
+
+def answer_cell(nb):
+    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == course.ANSWER_ID]
+    if len(cells) != 1:
+        raise ValueError(f"expected exactly one answer cell with grade_id {course.ANSWER_ID!r}")
+    return cells[0]
+
+
+def with_answer(notebook, answer: str):
+    """A copy of `notebook` whose answer cell holds `answer`: what a student would hand in."""
+    nb = copy.deepcopy(notebook)
+    answer_cell(nb).source = answer
+    return nb
+
+
+def release_notebook(assignment: str):
+    return nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
+
+
+def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list[str]]:
+    """Score an answer the way autograde would, without a gradebook (a fast development aid).
+
+    Runs the *source* notebook (hidden tests included) with its answer cell replaced, then
+    applies nbgrader's own per-cell rule. The self-proof in tests/ uses the real pipeline.
+    """
+    from nbclient import NotebookClient
+    from nbgrader.utils import determine_grade
+
+    from grader import nbtools
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    nb = source if answer is None else with_answer(source, answer)
+    nbtools.os.environ.update(nbtools.HEADLESS_ENV)
+    NotebookClient(nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}}).execute()
+    score, total, failed = 0.0, 0.0, []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and cell.cell_type == "code":
+            got, points = determine_grade(cell)
+            score, total = score + got, total + points
+            if got < points:
+                errors = [o for o in cell.outputs if o.output_type in ("error", "stream")
+                          and (o.output_type == "error" or o.name == "stderr")]
+                why = errors[0].get("evalue", errors[0].get("text", "")) if errors else "partial"
+                failed.append(f"{meta['grade_id']}: {str(why).strip().splitlines()[-1][:150] if why else ''}")
+    return score, total, failed

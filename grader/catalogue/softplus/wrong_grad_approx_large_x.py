@@ -1,0 +1,18 @@
+"""Violates: gradient is not sigma(x) everywhere: uses the approximation 1 - exp(-x) for x > 4."""
+
+
+@jax.custom_vjp
+def softplus_prod(x):
+    return jnp.logaddexp(x, 0.0)
+
+
+def _fwd(x):
+    return softplus_prod(x), x
+
+
+def _bwd(x, g):
+    sigma = jnp.where(x > 4.0, 1.0 - jnp.exp(-x), jax.nn.sigmoid(x))
+    return (g * sigma,)
+
+
+softplus_prod.defvjp(_fwd, _bwd)

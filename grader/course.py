@@ -1,0 +1,50 @@
+"""The one place that knows the course layout and nbgrader's configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from traitlets.config import Config
+
+from grader import REPO
+
+SOLUTIONS = REPO / "solutions"  # nbgrader source: statement, solution, visible + hidden tests
+EXERCISES = REPO / "exercises"  # nbgrader release: generated, committed, never edited by hand
+CATALOGUE = REPO / "grader" / "catalogue"  # known wrong and alternative answers, one file each
+
+# Assignment folder = notebook name; each notebook has exactly one answer cell, grade_id "answer".
+ASSIGNMENTS = (
+    "softplus",
+    "residuals",
+    "clip_global_norm",
+    "coloring",
+    "ode_adjoint",
+    "safe_norm",
+    "stop_gradient",
+)
+ANSWER_ID = "answer"
+
+# Per-cell timeout for grading. nbgrader's default (30 s) is too tight for a JAX test cell that
+# compiles under jit/vmap on a loaded 2-core machine, and a reference test cell takes < 10 s.
+CELL_TIMEOUT = 60
+
+
+def notebook_path(root: Path, assignment: str) -> Path:
+    return root / assignment / f"{assignment}.ipynb"
+
+
+def nbgrader_config(course_root: Path, source: Path = SOLUTIONS, release: Path = EXERCISES) -> Config:
+    """nbgrader configuration for a course folder whose source and release live elsewhere."""
+    c = Config()
+    c.CourseDirectory.root = str(course_root)
+    c.CourseDirectory.source_directory = str(source)
+    c.CourseDirectory.release_directory = str(release)
+    # ?timeout: parallel graders share one SQLite gradebook; wait for the lock, never fail on it.
+    c.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}?timeout=60"
+    c.CourseDirectory.course_id = "ch04"
+    c.Exchange.assignment_dir = str(course_root)
+    # Release notebooks keep nbgrader's cell metadata so `nbgrader validate` works for students.
+    c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
+    c.ExecutePreprocessor.timeout = CELL_TIMEOUT
+    c.Execute.timeout = CELL_TIMEOUT
+    return c

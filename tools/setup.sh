@@ -1,0 +1,56 @@
+#!/bin/sh
+# Create .venv with a Python >= 3.12 (JAX 0.12 needs it) and install the exact pins.
+# Fast when nothing changed: a stamp records the hash of requirements.txt and the interpreter.
+# Interpreter choice: $PYTHON if given, else python3.14/3.13/3.12 on PATH, else pyenv's newest.
+set -eu
+cd "$(dirname "$0")/.."
+
+NEED="Python >= 3.12"
+VENV=.venv
+STAMP=$VENV/.requirements-installed
+
+is_new_enough() {
+    "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1
+}
+
+find_python() {
+    if [ -n "${PYTHON:-}" ]; then
+        if is_new_enough "$PYTHON"; then echo "$PYTHON"; return 0; fi
+        echo "setup: PYTHON=$PYTHON is not $NEED (JAX 0.12 needs it); install Python 3.12+ and pass PYTHON=/path/to/python3.12" >&2
+        return 1
+    fi
+    for candidate in python3.14 python3.13 python3.12; do
+        if command -v "$candidate" >/dev/null 2>&1 && is_new_enough "$candidate"; then
+            command -v "$candidate"; return 0
+        fi
+    done
+    if command -v pyenv >/dev/null 2>&1; then
+        root=$(pyenv root)
+        for dir in $(ls -d "$root"/versions/3.* 2>/dev/null | sort -t. -k2,2nr -k3,3nr); do
+            for exe in "$dir"/bin/python3.1[2-9]; do
+                if [ -x "$exe" ] && is_new_enough "$exe"; then echo "$exe"; return 0; fi
+            done
+        done
+    fi
+    echo "setup: no $NEED found (looked for python3.14/3.13/3.12 on PATH and in pyenv); install Python 3.12+ or pass PYTHON=/path/to/python3.12" >&2
+    return 1
+}
+
+python=$(find_python)
+want="$(cat requirements.txt | cksum) $("$python" -c 'import sys; print(sys.version.split()[0])')"
+
+if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+    echo "setup: .venv is up to date ($("$VENV/bin/python" --version))"
+    exit 0
+fi
+
+if ! [ -x "$VENV/bin/python" ] || ! is_new_enough "$VENV/bin/python" \
+   || [ "$("$VENV/bin/python" -c 'import sys; print(sys.version.split()[0])')" != "${want##* }" ]; then
+    echo "setup: creating .venv with $python ($("$python" --version 2>&1))"
+    rm -rf "$VENV"
+    "$python" -m venv "$VENV"
+fi
+echo "setup: installing the pinned packages from requirements.txt (first time: about 2 minutes)"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+echo "$want" > "$STAMP"
+echo "setup: done ($("$VENV/bin/python" --version); jax $("$VENV/bin/python" -c 'import jax; print(jax.__version__)'))"
