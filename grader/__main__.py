@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -70,16 +71,28 @@ def main(argv=None) -> int:
     tidy.add_argument("notebooks", nargs="+")
     tidy.set_defaults(func=cmd_tidy)
 
-    sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader").set_defaults(
-        func=cmd_release)
+    sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader").set_defaults(func=cmd_release)
 
     trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
     trial.add_argument("assignment")
     trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
     trial.set_defaults(func=cmd_try)
 
+    from grader import grade
+
+    grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
+    grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
+    grading.add_argument("--out", required=True, help="grades.csv, feedback/ and the working course folder go here")
+    grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+    grading.add_argument(
+        "--ceiling",
+        type=float,
+        default=grade.CEILING_SECONDS,
+        help="seconds one submission may run before its kernel is stopped",
+    )
+    grading.set_defaults(func=grade.main)
+
     for name, what in [
-        ("grade", "grade SUBMITTED_DIR into OUT_DIR/grades.csv and feedback"),
         ("demo", "grade the built-in demo class and print the score table"),
     ]:
         p = sub.add_parser(name, help=what)

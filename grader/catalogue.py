@@ -52,6 +52,13 @@ def answer_cell(nb):
     return cells[0]
 
 
+def reference_answer(assignment: str) -> str:
+    """The source's answer cell as a student would hand it in (solution markers removed)."""
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    lines = answer_cell(source).source.splitlines()
+    return "\n".join(line for line in lines if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
 def with_answer(notebook, answer: str):
     """A copy of `notebook` whose answer cell holds `answer`: what a student would hand in."""
     nb = copy.deepcopy(notebook)
@@ -77,8 +84,13 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     nb = source if answer is None else with_answer(source, answer)
     nbtools.os.environ.update(nbtools.HEADLESS_ENV)
-    NotebookClient(nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=course.CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
+    ).execute()
     score, total, failed = 0.0, 0.0, []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -86,8 +98,11 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
             got, points = determine_grade(cell)
             score, total = score + got, total + points
             if got < points:
-                errors = [o for o in cell.outputs if o.output_type in ("error", "stream")
-                          and (o.output_type == "error" or o.name == "stderr")]
+                errors = [
+                    o
+                    for o in cell.outputs
+                    if o.output_type in ("error", "stream") and (o.output_type == "error" or o.name == "stderr")
+                ]
                 why = errors[0].get("evalue", errors[0].get("text", "")) if errors else "partial"
                 failed.append(f"{meta['grade_id']}: {str(why).strip().splitlines()[-1][:150] if why else ''}")
     return score, total, failed

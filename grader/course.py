@@ -29,6 +29,11 @@ ANSWER_ID = "answer"
 CELL_TIMEOUT = 60
 
 
+def available() -> list[str]:
+    """The assignments whose source exists (all of them, once the course is complete)."""
+    return [a for a in ASSIGNMENTS if notebook_path(SOLUTIONS, a).exists()]
+
+
 def notebook_path(root: Path, assignment: str) -> Path:
     return root / assignment / f"{assignment}.ipynb"
 

@@ -87,8 +87,11 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | No
         client.execute()
     except CellExecutionError as err:
         failed = next(
-            (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and raised_exception(c)
-             and RAISES_TAG not in c.metadata.get("tags", [])),
+            (
+                i
+                for i, c in enumerate(nb.cells)
+                if c.cell_type == "code" and raised_exception(c) and RAISES_TAG not in c.metadata.get("tags", [])
+            ),
             "?",
         )
         result.problems.append(f"cell {failed} failed: {err.ename}: {_last_line(str(err.evalue))}")

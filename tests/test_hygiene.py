@@ -8,8 +8,10 @@ import pytest
 from grader import REPO, nbtools
 
 COMMITTED = sorted(
-    p for folder in ("notebooks", "solutions", "exercises", "tests/fixtures")
-    for p in (REPO / folder).rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+    p
+    for folder in ("notebooks", "solutions", "exercises", "tests/fixtures")
+    for p in (REPO / folder).rglob("*.ipynb")
+    if ".ipynb_checkpoints" not in p.parts
 )
 
 

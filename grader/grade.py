@@ -1,0 +1,450 @@
+"""Grade a class: `python -m grader grade SUBMITTED_DIR --out OUT_DIR [--jobs N]`.
+
+nbgrader does the grading (gradebook, autograde, feedback); this module makes it one command
+that a broken submission cannot derail:
+
+* The submissions are only read. Each is checked first in this process (empty file, invalid
+  JSON, wrong file name, cells deleted or edited, ...): unusable ones get a score of 0 and a
+  reason, the others are copied into a course folder under OUT_DIR with what was wrong noted.
+* N worker processes, each with one long-lived nbgrader API (start-up paid once per worker, not
+  per submission), autograde the copies. A per-cell timeout is nbgrader's; the per-submission
+  ceiling is enforced here by killing the kernel of a submission that runs too long.
+* All workers write one SQLite gradebook (students are registered up front, and SQLite waits
+  for its lock), then grades.csv and the feedback HTML are written from it.
+* A submission whose bytes and whose assignment source have not changed since the last run in
+  the same OUT_DIR is not graded again: re-runs are idempotent and only new work is done.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import json
+import multiprocessing as mp
+import os
+import queue
+import shutil
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from grader import REPO, course
+
+CEILING_SECONDS = 300  # per submission; a correct one needs ~10-30 s on a busy 2-core machine
+MAX_OUTPUT_CHARS = 100_000  # per output in the feedback; the score is computed before trimming
+
+
+class UsageError(Exception):
+    """Input that cannot be graded at all: one line for the instructor, exit code 2."""
+
+
+@dataclass
+class Outcome:
+    student: str
+    assignment: str
+    score: float = 0.0
+    max_score: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    digest: str = ""
+    graded: bool = False  # False: nbgrader produced no score (the notes say why)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking a submission before nbgrader sees it
+
+
+def _grade_ids(nb) -> dict[str, dict]:
+    found = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if isinstance(meta, dict) and "grade_id" in meta:
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source  # JSON keeps lines
+            found.setdefault(meta["grade_id"], {"meta": meta, "source": source})
+    return found
+
+
+def compare_with_release(submitted, release) -> list[str]:
+    """What the student changed that nbgrader will undo (reported, never held against them)."""
+    notes = []
+    theirs, ours = _grade_ids(submitted), _grade_ids(release)
+    missing = [gid for gid in ours if gid not in theirs]
+    if missing:
+        notes.append(f"删除了或取消了标记的单元格 {', '.join(missing)}：已按发布版恢复后评分")
+    edited = [
+        gid
+        for gid, cell in ours.items()
+        if gid in theirs and cell["meta"].get("locked") and theirs[gid]["source"] != cell["source"]
+    ]
+    if edited:
+        notes.append(f"修改了只读单元格 {', '.join(edited)}：已恢复原文后评分")
+    keys = ("grade", "solution", "locked", "points")
+    retagged = [
+        gid
+        for gid, cell in ours.items()
+        if gid in theirs and any(theirs[gid]["meta"].get(k) != cell["meta"].get(k) for k in keys)
+    ]
+    if retagged:
+        notes.append(f"改动了单元格 {', '.join(retagged)} 的评分元数据（分值或标记）：已恢复")
+    added = sum(1 for c in submitted.cells if "nbgrader" not in c.get("metadata", {}))
+    if added:
+        notes.append(f"新增了 {added} 个单元格：它们会照常运行，但不计分")
+    return notes
+
+
+def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
+    """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
+    expected = f"{assignment}.ipynb"
+    notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    path = folder / expected
+    notes = []
+    if not path.exists():
+        if len(notebooks) != 1:
+            found = ", ".join(p.name for p in notebooks) or "没有任何 .ipynb 文件"
+            return None, [f"缺少 notebook {expected}（收到：{found}）"]
+        path = notebooks[0]
+        notes.append(f"文件名应为 {expected}，收到 {path.name}：已按 {expected} 评分")
+    raw = path.read_bytes()
+    if not raw.strip():
+        return None, notes + [f"{path.name} 是空文件"]
+    try:
+        json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return None, notes + [f"{path.name} 不是合法的 JSON（{err}），无法作为 notebook 打开"]
+    try:
+        with warnings.catch_warnings():  # old notebooks without cell ids are fine to grade
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+            nbformat.validate(nb)
+    except Exception as err:  # nbformat raises several classes; any of them means "not a notebook"
+        message = str(err).strip().splitlines()[0][:200]
+        return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
+    return nb, notes + compare_with_release(nb, release)
+
+
+def folder_digest(folder: Path) -> str:
+    sha = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def source_digest(assignment: str) -> str:
+    """Changes to an assignment's source or to this grader invalidate earlier grades."""
+    sha = hashlib.sha256(Path(__file__).read_bytes() + Path(course.__file__).read_bytes())
+    sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
+    return sha.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# The course folder and the workers
+
+
+def prepare_course(root: Path) -> None:
+    """Copy the sources and register every assignment in the gradebook (once per source state)."""
+    from grader.release import generate_release
+
+    stamp = root / "sources.json"
+    wanted = {a: source_digest(a) for a in course.available()}
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted and (root / "gradebook.db").exists():
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "source").mkdir(parents=True)
+    for assignment in course.available():
+        shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
+    generate_release(source=root / "source", release=root / "release", course_root=root)
+    stamp.write_text(json.dumps(wanted, indent=1))
+
+
+def _api(root: Path):
+    import logging
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = course.nbgrader_config(root, source=root / "source", release=root / "release")
+    config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    api.log.setLevel(logging.ERROR)
+    return api
+
+
+def _failure_reason(log: str) -> str:
+    if "DeadKernelError" in log or "Kernel died" in log or "kernel died" in log:
+        return "内核在运行中崩溃（例如 os._exit、段错误或内存耗尽），没有得到成绩"
+    last = [line for line in log.strip().splitlines() if line.strip()]
+    return "nbgrader 无法评分：" + (last[-1][:200] if last else "未知原因")
+
+
+def review_autograded(path: Path) -> list[str]:
+    """Notes about how the run went (timeouts, huge output); trims huge output for the feedback."""
+    nb = nbformat.read(path, as_version=4)
+    notes, trimmed = [], False
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
+                where = cell.metadata.get("nbgrader", {}).get("grade_id", "一个未标记的单元格")
+                notes.append(f"单元格 {where} 超过 {course.CELL_TIMEOUT} 秒未结束，已被中断（可能有死循环）")
+            if out.get("output_type") == "stream" and len(out.get("text", "")) > MAX_OUTPUT_CHARS:
+                out["text"] = out["text"][:MAX_OUTPUT_CHARS] + "\n…[输出过长，已截断]\n"
+                trimmed = True
+    if trimmed:
+        notes.append(f"输出过长（单个输出超过 {MAX_OUTPUT_CHARS} 字符）：反馈中已截断")
+        nbformat.write(nb, path)
+    return notes
+
+
+def _worker(root: str, tasks, results) -> None:
+    """Autograde (student, assignment) pairs until told to stop; one nbgrader API for all."""
+    root = Path(root)
+    os.environ.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"})
+    warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
+    api = _api(root)
+    while (task := tasks.get()) is not None:
+        student, assignment = task
+        results.put(("start", student, assignment, os.getpid()))
+        notes = []
+        result = api.autograde(assignment, student, force=True, create=True)
+        if result["success"]:
+            autograded = course.notebook_path(root / "autograded" / student, assignment)
+            if autograded.exists():
+                notes += review_autograded(autograded)
+            feedback = api.generate_feedback(assignment, student, force=True)
+            if not feedback["success"]:
+                notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
+        else:
+            notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
+        results.put(("done", student, assignment, result["success"], notes))
+
+
+def _kill_kernels(worker_pid: int) -> None:
+    import psutil
+
+    try:
+        for child in psutil.Process(worker_pid).children(recursive=True):
+            child.kill()
+    except psutil.NoSuchProcess:
+        pass
+
+
+def run_workers(
+    root: Path, pending: list[tuple[str, str]], jobs: int, ceiling: float, progress
+) -> dict[tuple[str, str], tuple[bool, list[str]]]:
+    """Autograde `pending` with `jobs` workers; return (autograde succeeded, notes) for each."""
+    ctx = mp.get_context("spawn")
+    tasks, results = ctx.Queue(), ctx.Queue()
+    for task in pending:
+        tasks.put(task)
+    workers = [
+        ctx.Process(target=_worker, args=(str(root), tasks, results), daemon=True)
+        for _ in range(min(jobs, len(pending)))
+    ]
+    for w in workers:
+        tasks.put(None)
+        w.start()
+    running: dict[tuple[str, str], tuple[int, float]] = {}
+    killed: set[tuple[str, str]] = set()
+    notes: dict[tuple[str, str], tuple[bool, list[str]]] = {}
+    try:
+        while len(notes) < len(pending):
+            try:
+                message = results.get(timeout=1.0)
+            except queue.Empty:
+                message = None
+            if message and message[0] == "start":
+                running[(message[1], message[2])] = (message[3], time.monotonic())
+            elif message and message[0] == "done":
+                key = (message[1], message[2])
+                running.pop(key, None)
+                notes[key] = (message[3], message[4])
+                if key in killed:
+                    notes[key] = (False, [f"超过每份提交 {ceiling:.0f} 秒的时间上限，已终止（可能有死循环）"])
+                progress(key, notes[key][1])
+            for key, (pid, started) in list(running.items()):
+                if time.monotonic() - started > ceiling and key not in killed:
+                    killed.add(key)
+                    _kill_kernels(pid)
+            if not any(w.is_alive() for w in workers) and results.empty() and len(notes) < len(pending):
+                for key in pending:  # a worker itself died: whatever it held gets a reason
+                    if key not in notes:
+                        notes[key] = (False, ["评分进程意外退出，没有得到成绩"])
+                        progress(key, notes[key][1])
+    finally:
+        for w in workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.kill()
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def discover(submitted: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(known, unknown) (student, assignment) pairs in nbgrader's submitted layout."""
+    known, unknown = [], []
+    for student in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            (known if folder.name in course.available() else unknown).append((student.name, folder.name))
+    return known, unknown
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    return a == b or a in b.parents or b in a.parents
+
+
+def grade(submitted: Path, out: Path, jobs: int, ceiling: float = CEILING_SECONDS, echo=print) -> list[Outcome]:
+    submitted, out = Path(submitted).resolve(), Path(out).resolve()
+    if not submitted.is_dir():
+        raise UsageError(f"no such folder: {submitted}")
+    for protected in (submitted, course.SOLUTIONS, course.EXERCISES, REPO / "grader"):
+        if _overlaps(out, protected.resolve()):
+            raise UsageError(f"--out {out} overlaps {protected}; choose a separate output folder")
+    known, unknown = discover(submitted)
+    for student, name in unknown:
+        echo(f"  skip  {student}/{name}: unknown assignment (known: {', '.join(course.available())})")
+    if not known:
+        hint = " (only unknown assignments)" if unknown else ""
+        raise UsageError(f"nothing to grade in {submitted}: expected <student>/<assignment>/<notebook>.ipynb{hint}")
+
+    root = out / "course"
+    echo(f"Grading {len(known)} submission(s) from {submitted} with {jobs} job(s)")
+    prepare_course(root)
+    cache_path = root / "outcomes.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+
+    releases = {
+        a: nbformat.read(course.notebook_path(root / "release", a), as_version=4) for a in {a for _, a in known}
+    }
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    pending = []
+    for student, assignment in known:
+        folder = submitted / student / assignment
+        digest = folder_digest(folder) + source_digest(assignment)
+        previous = cache.get(f"{student}/{assignment}")
+        if previous and previous["digest"] == digest:
+            outcomes[(student, assignment)] = Outcome(**previous)
+            continue
+        outcome = Outcome(student, assignment, digest=digest)
+        nb, outcome.notes = read_submission(folder, assignment, releases[assignment])
+        target = course.notebook_path(root / "submitted" / student, assignment)
+        shutil.rmtree(target.parent, ignore_errors=True)
+        shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
+        shutil.rmtree(root / "feedback" / student / assignment, ignore_errors=True)
+        if nb is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, target)
+            pending.append((student, assignment))
+        outcomes[(student, assignment)] = outcome
+    echo(f"  {len(known) - len(pending)} unchanged or unreadable, {len(pending)} to autograde")
+
+    _register_students(root, {s for s, _ in pending})
+    done = [0]
+
+    def progress(key, notes):
+        done[0] += 1
+        status = "ok" if not notes else notes[0][:70]
+        echo(f"  [{done[0]:>{len(str(len(pending)))}}/{len(pending)}] {key[0]}/{key[1]}: {status}")
+
+    run_notes = run_workers(root, pending, jobs, ceiling, progress) if pending else {}
+    _collect_scores(root, outcomes, run_notes)
+    for key, outcome in outcomes.items():
+        cache[f"{key[0]}/{key[1]}"] = asdict(outcome)
+    cache_path.write_text(json.dumps(cache, indent=1, ensure_ascii=False))
+    _write_outputs(root, out, outcomes)
+    return [outcomes[k] for k in sorted(outcomes)]
+
+
+def _register_students(root: Path, students: set[str]) -> None:
+    """Create students before the workers start, so parallel workers never race to insert one."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader_config(root).CourseDirectory.db_url, "ch04") as gb:
+        for student in sorted(students):
+            gb.update_or_create_student(student)
+
+
+def _collect_scores(root: Path, outcomes: dict, run_notes: dict) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.nbgrader_config(root).CourseDirectory.db_url, "ch04") as gb:
+        for key, outcome in outcomes.items():
+            outcome.max_score = gb.find_assignment(outcome.assignment).max_score
+            if key not in run_notes:
+                continue  # unchanged (cached) or unreadable: keeps what it has
+            succeeded, notes = run_notes[key]
+            outcome.notes += notes
+            try:
+                submission = gb.find_submission(outcome.assignment, outcome.student)
+            except MissingEntry:
+                submission = None
+            produced = course.notebook_path(root / "autograded" / outcome.student, outcome.assignment)
+            if succeeded and submission is not None and produced.exists():
+                outcome.score, outcome.graded = submission.score, True
+            else:
+                outcome.score, outcome.graded = 0.0, False
+
+
+def _notes_html(outcome: Outcome) -> str:
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in outcome.notes)
+    return (
+        f'<div style="border:2px solid #c60;padding:8px;margin:8px;font-family:sans-serif">'
+        f"<b>评分说明（{html.escape(outcome.student)} / {html.escape(outcome.assignment)}）</b>"
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def _write_outputs(root: Path, out: Path, outcomes: dict) -> None:
+    for (student, assignment), outcome in outcomes.items():
+        target = out / "feedback" / student / assignment
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True, exist_ok=True)
+        produced = sorted((root / "feedback" / student / assignment).glob("*.html"))
+        if outcome.graded and produced:
+            for page in produced:
+                text = page.read_text(encoding="utf-8")
+                if outcome.notes:
+                    text = (
+                        text.replace("<body>", "<body>" + _notes_html(outcome), 1)
+                        if "<body>" in text
+                        else _notes_html(outcome) + text
+                    )
+                (target / page.name).write_text(text, encoding="utf-8")
+        else:
+            page = (
+                f'<!DOCTYPE html><html lang="zh"><meta charset="utf-8"><title>{html.escape(assignment)}'
+                f"</title><body><h1>{html.escape(assignment)}：{outcome.score:g} / {outcome.max_score:g}</h1>"
+                f"{_notes_html(outcome)}<p>请按说明修正后重新提交。</p></body></html>"
+            )
+            (target / f"{assignment}.html").write_text(page, encoding="utf-8")
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", "assignment", "score", "max_score"])
+        for key in sorted(outcomes):
+            o = outcomes[key]
+            writer.writerow([o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}"])
+
+
+def print_table(outcomes: list[Outcome], echo=print) -> None:
+    width = max([len(o.student) for o in outcomes] + [7])
+    echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  notes")
+    for o in outcomes:
+        note = "; ".join(o.notes) if o.notes else ""
+        echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {note}")
+
+
+def main(args) -> int:
+    try:
+        outcomes = grade(Path(args.submitted), Path(args.out), args.jobs, args.ceiling)
+    except UsageError as err:
+        print(f"grader grade: {err}", file=sys.stderr)
+        return 2
+    print_table(outcomes)
+    print(f"\nWrote {Path(args.out) / 'grades.csv'} and feedback under {Path(args.out) / 'feedback'}")
+    return 0
