@@ -1,4 +1,6 @@
 """Correct: defjvps with a per-argument tangent function (double where inside)."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.linalg.norm(x)

@@ -1,4 +1,6 @@
 """Correct: the unit vector x/||x|| is computed from primals only and cleaned with nan_to_num."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(x @ x)

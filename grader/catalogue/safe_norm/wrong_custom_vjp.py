@@ -1,4 +1,6 @@
 """Violates: forward mode must work; a custom_vjp cannot be differentiated with jax.jvp."""
+
+
 @jax.custom_vjp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

@@ -1,4 +1,6 @@
 """Violates: must work for any length; the zero fallback is hard-coded to the visible tests' length 5."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

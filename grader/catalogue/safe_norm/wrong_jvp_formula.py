@@ -1,4 +1,6 @@
 """Violates: the JVP must be x^T t / ||x||; this rule divides by ||x||^2."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

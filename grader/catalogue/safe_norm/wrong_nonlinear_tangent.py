@@ -1,4 +1,6 @@
 """Violates: the tangent rule must be linear in t; sign(t)*|t| has the right JVP values but cannot be transposed."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

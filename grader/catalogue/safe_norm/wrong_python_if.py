@@ -1,4 +1,6 @@
 """Violates: must work under jit and vmap; a Python if on the array value only works eagerly."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

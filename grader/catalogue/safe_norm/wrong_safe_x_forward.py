@@ -1,4 +1,6 @@
 """Violates: the primal must be ||x|| exactly; the safe-x trick in the forward makes safe_norm(0) = sqrt(d)."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     x_safe = jnp.where(jnp.all(x == 0), jnp.ones_like(x), x)

@@ -1,4 +1,6 @@
 """Violates: gradient at 0 must be finite; a single where still divides 0/0 and the nan leaks into reverse mode."""
+
+
 @jax.custom_jvp
 def safe_norm(x):
     return jnp.sqrt(jnp.sum(x * x))

@@ -1,4 +1,5 @@
 """Violates: the primal must be ||x|| (exactly 0 at x = 0); sqrt(sum(x^2) + eps) is off by sqrt(eps)."""
+
 EPS = 1e-12
 
 
