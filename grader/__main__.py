@@ -54,9 +54,21 @@ def cmd_try(args) -> int:
     return 0
 
 
-def cmd_not_yet(args) -> int:
-    print(f"grader {args.command}: not built yet; it will {args.what}.", file=sys.stderr)
-    return 2
+def cmd_demo(args) -> int:
+    """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
+    (common mistakes), dave (other correct methods), erin (a corrupted file)."""
+    import shutil
+
+    from grader import classes, grade
+
+    out = Path(args.out)
+    submitted = out.parent / f"{out.name}-class"  # beside OUT_DIR: the grader never writes into it
+    shutil.rmtree(submitted, ignore_errors=True)
+    classes.demo_class(submitted)
+    print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
+    print("dave: other correct methods, erin: a corrupted file)")
+    args.submitted = str(submitted)
+    return grade.main(args)
 
 
 def main(argv=None) -> int:
@@ -78,7 +90,7 @@ def main(argv=None) -> int:
     trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
     trial.set_defaults(func=cmd_try)
 
-    from grader import grade
+    from grader import course, grade
 
     grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
     grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
@@ -90,14 +102,18 @@ def main(argv=None) -> int:
         default=grade.CEILING_SECONDS,
         help="seconds one submission may run before its kernel is stopped",
     )
+    grading.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=course.CELL_TIMEOUT,
+        help="seconds one cell may run before it is interrupted",
+    )
     grading.set_defaults(func=grade.main)
 
-    for name, what in [
-        ("demo", "grade the built-in demo class and print the score table"),
-    ]:
-        p = sub.add_parser(name, help=what)
-        p.add_argument("rest", nargs="*")
-        p.set_defaults(func=cmd_not_yet, what=what)
+    demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
+    demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
+    demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    demo.set_defaults(func=cmd_demo, ceiling=grade.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT)
 
     args = parser.parse_args(argv)
     return args.func(args)

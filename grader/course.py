@@ -38,7 +38,9 @@ def notebook_path(root: Path, assignment: str) -> Path:
     return root / assignment / f"{assignment}.ipynb"
 
 
-def nbgrader_config(course_root: Path, source: Path = SOLUTIONS, release: Path = EXERCISES) -> Config:
+def nbgrader_config(
+    course_root: Path, source: Path = SOLUTIONS, release: Path = EXERCISES, cell_timeout: int = CELL_TIMEOUT
+) -> Config:
     """nbgrader configuration for a course folder whose source and release live elsewhere."""
     c = Config()
     c.CourseDirectory.root = str(course_root)
@@ -50,6 +52,5 @@ def nbgrader_config(course_root: Path, source: Path = SOLUTIONS, release: Path =
     c.Exchange.assignment_dir = str(course_root)
     # Release notebooks keep nbgrader's cell metadata so `nbgrader validate` works for students.
     c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
-    c.ExecutePreprocessor.timeout = CELL_TIMEOUT
-    c.Execute.timeout = CELL_TIMEOUT
+    c.Execute.timeout = cell_timeout
     return c

@@ -146,28 +146,42 @@ def source_digest(assignment: str) -> str:
 
 
 def prepare_course(root: Path) -> None:
-    """Copy the sources and register every assignment in the gradebook (once per source state)."""
+    """Copy the sources and register the assignments in the gradebook, redoing only what changed.
+
+    If nbgrader refuses to update an assignment that already has submissions, the course folder
+    is rebuilt from scratch (its cached grades are then recomputed, never reused stale).
+    """
     from grader.release import generate_release
 
     stamp = root / "sources.json"
-    wanted = {a: source_digest(a) for a in course.available()}
-    if stamp.exists() and json.loads(stamp.read_text()) == wanted and (root / "gradebook.db").exists():
+    done = json.loads(stamp.read_text()) if stamp.exists() and (root / "gradebook.db").exists() else {}
+    changed = [a for a in course.available() if done.get(a) != source_digest(a)]
+    if not changed:
         return
-    shutil.rmtree(root, ignore_errors=True)
-    (root / "source").mkdir(parents=True)
-    for assignment in course.available():
-        shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
-    generate_release(source=root / "source", release=root / "release", course_root=root)
-    stamp.write_text(json.dumps(wanted, indent=1))
+    for attempt in ("update", "rebuild"):
+        if attempt == "rebuild" or not done:
+            shutil.rmtree(root, ignore_errors=True)
+            done, changed = {}, course.available()
+        for assignment in changed:
+            shutil.rmtree(root / "source" / assignment, ignore_errors=True)
+            shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
+        try:
+            generate_release(changed, source=root / "source", release=root / "release", course_root=root)
+            break
+        except RuntimeError:
+            if attempt == "rebuild":
+                raise
+    done.update({a: source_digest(a) for a in changed})
+    stamp.write_text(json.dumps(done, indent=1))
 
 
-def _api(root: Path):
+def _api(root: Path, cell_timeout: int):
     import logging
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    config = course.nbgrader_config(root, source=root / "source", release=root / "release")
+    config = course.nbgrader_config(root, source=root / "source", release=root / "release", cell_timeout=cell_timeout)
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     api.log.setLevel(logging.ERROR)
@@ -181,7 +195,7 @@ def _failure_reason(log: str) -> str:
     return "nbgrader 无法评分：" + (last[-1][:200] if last else "未知原因")
 
 
-def review_autograded(path: Path) -> list[str]:
+def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     """Notes about how the run went (timeouts, huge output); trims huge output for the feedback."""
     nb = nbformat.read(path, as_version=4)
     notes, trimmed = [], False
@@ -189,7 +203,9 @@ def review_autograded(path: Path) -> list[str]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
                 where = cell.metadata.get("nbgrader", {}).get("grade_id", "一个未标记的单元格")
-                notes.append(f"单元格 {where} 超过 {course.CELL_TIMEOUT} 秒未结束，已被中断（可能有死循环）")
+                notes.append(f"单元格 {where} 超过 {cell_timeout} 秒未结束，已被中断（可能有死循环）")
+            elif out.get("output_type") == "error" and cell.metadata.get("nbgrader", {}).get("solution"):
+                notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
             if out.get("output_type") == "stream" and len(out.get("text", "")) > MAX_OUTPUT_CHARS:
                 out["text"] = out["text"][:MAX_OUTPUT_CHARS] + "\n…[输出过长，已截断]\n"
                 trimmed = True
@@ -199,12 +215,12 @@ def review_autograded(path: Path) -> list[str]:
     return notes
 
 
-def _worker(root: str, tasks, results) -> None:
+def _worker(root: str, cell_timeout: int, tasks, results) -> None:
     """Autograde (student, assignment) pairs until told to stop; one nbgrader API for all."""
     root = Path(root)
     os.environ.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"})
     warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-    api = _api(root)
+    api = _api(root, cell_timeout)
     while (task := tasks.get()) is not None:
         student, assignment = task
         results.put(("start", student, assignment, os.getpid()))
@@ -213,7 +229,7 @@ def _worker(root: str, tasks, results) -> None:
         if result["success"]:
             autograded = course.notebook_path(root / "autograded" / student, assignment)
             if autograded.exists():
-                notes += review_autograded(autograded)
+                notes += review_autograded(autograded, cell_timeout)
             feedback = api.generate_feedback(assignment, student, force=True)
             if not feedback["success"]:
                 notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
@@ -233,7 +249,7 @@ def _kill_kernels(worker_pid: int) -> None:
 
 
 def run_workers(
-    root: Path, pending: list[tuple[str, str]], jobs: int, ceiling: float, progress
+    root: Path, pending: list[tuple[str, str]], jobs: int, ceiling: float, cell_timeout: int, progress
 ) -> dict[tuple[str, str], tuple[bool, list[str]]]:
     """Autograde `pending` with `jobs` workers; return (autograde succeeded, notes) for each."""
     ctx = mp.get_context("spawn")
@@ -241,7 +257,7 @@ def run_workers(
     for task in pending:
         tasks.put(task)
     workers = [
-        ctx.Process(target=_worker, args=(str(root), tasks, results), daemon=True)
+        ctx.Process(target=_worker, args=(str(root), cell_timeout, tasks, results), daemon=True)
         for _ in range(min(jobs, len(pending)))
     ]
     for w in workers:
@@ -299,7 +315,14 @@ def _overlaps(a: Path, b: Path) -> bool:
     return a == b or a in b.parents or b in a.parents
 
 
-def grade(submitted: Path, out: Path, jobs: int, ceiling: float = CEILING_SECONDS, echo=print) -> list[Outcome]:
+def grade(
+    submitted: Path,
+    out: Path,
+    jobs: int,
+    ceiling: float = CEILING_SECONDS,
+    cell_timeout: int = course.CELL_TIMEOUT,
+    echo=print,
+) -> list[Outcome]:
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
@@ -326,7 +349,7 @@ def grade(submitted: Path, out: Path, jobs: int, ceiling: float = CEILING_SECOND
     pending = []
     for student, assignment in known:
         folder = submitted / student / assignment
-        digest = folder_digest(folder) + source_digest(assignment)
+        digest = folder_digest(folder) + source_digest(assignment) + f"/{ceiling}/{cell_timeout}"
         previous = cache.get(f"{student}/{assignment}")
         if previous and previous["digest"] == digest:
             outcomes[(student, assignment)] = Outcome(**previous)
@@ -352,7 +375,7 @@ def grade(submitted: Path, out: Path, jobs: int, ceiling: float = CEILING_SECOND
         status = "ok" if not notes else notes[0][:70]
         echo(f"  [{done[0]:>{len(str(len(pending)))}}/{len(pending)}] {key[0]}/{key[1]}: {status}")
 
-    run_notes = run_workers(root, pending, jobs, ceiling, progress) if pending else {}
+    run_notes = run_workers(root, pending, jobs, ceiling, cell_timeout, progress) if pending else {}
     _collect_scores(root, outcomes, run_notes)
     for key, outcome in outcomes.items():
         cache[f"{key[0]}/{key[1]}"] = asdict(outcome)
@@ -441,7 +464,7 @@ def print_table(outcomes: list[Outcome], echo=print) -> None:
 
 def main(args) -> int:
     try:
-        outcomes = grade(Path(args.submitted), Path(args.out), args.jobs, args.ceiling)
+        outcomes = grade(Path(args.submitted), Path(args.out), args.jobs, args.ceiling, args.cell_timeout)
     except UsageError as err:
         print(f"grader grade: {err}", file=sys.stderr)
         return 2

@@ -32,7 +32,7 @@ def secret_passages(assignment):
     passages = set()
     for lines in blocks:
         passages |= {line for line in lines if len(line) >= MIN_SECRET_CHARS and line not in public}
-        passages |= {f"{a}\n{b}" for a, b in zip(lines, lines[1:]) if not {a, b} <= public}
+        passages |= {f"{a}\n{b}" for a, b in zip(lines, lines[1:], strict=False) if not {a, b} <= public}
     return passages
 
 

@@ -1,0 +1,137 @@
+"""Classes of submissions built from the release and the catalogue: the demo, the self-proof,
+and a class of broken submissions that the grading pipeline must survive.
+
+Every submission starts from the committed release notebook (what students receive) and
+changes only what a student could change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from grader import catalogue, course
+
+
+@dataclass(frozen=True)
+class Expectation:
+    student: str
+    assignment: str
+    verdict: str  # "full", "zero", "less" (than full) or "any" (only the note matters)
+    why: str  # what this submission is: the requirement a wrong answer violates, a reason...
+    note: str = ""  # a phrase the grading notes must contain, if any
+
+
+def write(dest: Path, student: str, assignment: str, nb=None, name: str | None = None, raw: bytes | None = None):
+    folder = dest / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{assignment}.ipynb")
+    if raw is not None:
+        path.write_bytes(raw)
+    elif nb is not None:
+        nbformat.write(nb, path)
+
+
+def answered(assignment: str, answer: str):
+    return catalogue.with_answer(catalogue.release_notebook(assignment), answer)
+
+
+def selfproof_class(dest: Path, assignments=None) -> list[Expectation]:
+    """Reference, blank and every catalogue entry of each assignment, one student each."""
+    expected = []
+    for assignment in assignments or course.available():
+        write(dest, "reference", assignment, answered(assignment, catalogue.reference_answer(assignment)))
+        expected.append(Expectation("reference", assignment, "full", "the reference solution"))
+        write(dest, "blank", assignment, catalogue.release_notebook(assignment))
+        expected.append(Expectation("blank", assignment, "zero", "the untouched release"))
+        for entry in catalogue.entries(assignment):
+            student = f"{entry.kind}-{entry.slug}"
+            write(dest, student, assignment, answered(assignment, entry.answer))
+            verdict = "less" if entry.kind == "wrong" else "full"
+            expected.append(Expectation(student, assignment, verdict, entry.claim))
+    return expected
+
+
+def _grade_cells(nb):
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def broken_class(dest: Path, assignment: str) -> list[Expectation]:
+    """One submission per way a hand-in can be broken, next to correct ones (issue: pipeline)."""
+    good = catalogue.reference_answer(assignment)
+    cases = []
+
+    def add(student, nb=None, verdict="zero", why="", note="", **kw):
+        write(dest, student, assignment, nb, **kw)
+        cases.append(Expectation(student, assignment, verdict, why, note))
+
+    add("ok-1", answered(assignment, good), "full", "correct, graded next to the broken ones")
+    add("bad-json", raw=b'{"cells": [', why="invalid JSON", note="不是合法的 JSON")
+    add("bad-empty", raw=b"", why="empty file", note="空文件")
+    add("bad-not-notebook", raw=b'{"hello": "world"}', why="JSON that is not a notebook", note="不是合法的 notebook")
+    add("bad-missing", why="no notebook in the folder", note="缺少 notebook")
+    (dest / "bad-missing" / assignment / "notes.txt").write_text("I forgot the notebook\n")
+    add("renamed", answered(assignment, good), "full", "notebook under another name", "文件名应为", name="copy.ipynb")
+
+    nb = answered(assignment, good)
+    nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]
+    add("tests-deleted", nb, "full", "all test cells deleted: restored from the gradebook", "删除了或取消了标记")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        cell.source = "pass"
+    add("tests-edited", nb, "zero", "test cells replaced by `pass` with no answer", "修改了只读单元格")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        cell.metadata["nbgrader"]["points"] = 100
+    add("points-raised", nb, "zero", "points raised in test metadata with no answer", "评分元数据")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        del cell.metadata["nbgrader"]
+        cell.source = "pass"
+    add("tests-unmarked", nb, "zero", "test cells unmarked and emptied with no answer", "删除了或取消了标记")
+
+    nb = answered(assignment, good)
+    nb.cells.insert(2, nbformat.v4.new_code_cell("extra = 1 + 1"))
+    add("cells-added", nb, "full", "an extra cell of the student's own", "新增了 1 个单元格")
+
+    add(
+        "answer-raises",
+        answered(assignment, good + "\nraise ValueError('学生代码出错')"),
+        "any",
+        "the answer cell raises after defining the functions",
+        "作答区运行时报错",
+    )
+    add("infinite-loop", answered(assignment, "while True:\n    pass"), "zero", "infinite loop in the answer", "超过")
+    slow = good + "\nimport time\nget_ipython().events.register('pre_run_cell', lambda *args: time.sleep(15))"
+    add(
+        "slow-every-cell",
+        answered(assignment, slow),
+        "zero",
+        "every cell slowed down: per-submission ceiling",
+        "时间上限",
+    )
+    add("os-exit", answered(assignment, "import os\nos._exit(3)"), "zero", "kernel exits", "内核")
+    add("segfault", answered(assignment, "import ctypes\nctypes.string_at(0)"), "zero", "kernel segfaults", "内核")
+    add("huge-output", answered(assignment, good + "\nprint('x' * 5_000_000)"), "full", "5 MB of output", "输出过长")
+    return cases
+
+
+def demo_class(dest: Path) -> None:
+    """A small class: a model student, a blank hand-in, common mistakes and one broken file."""
+    for assignment in course.available():
+        entries = catalogue.entries(assignment)
+        wrong = [e for e in entries if e.kind == "wrong"]
+        right = [e for e in entries if e.kind == "right"]
+        write(dest, "alice", assignment, answered(assignment, catalogue.reference_answer(assignment)))
+        write(dest, "bob", assignment, catalogue.release_notebook(assignment))
+        if wrong:
+            write(dest, "carol", assignment, answered(assignment, wrong[0].answer))
+        if right:
+            write(dest, "dave", assignment, answered(assignment, right[0].answer))
+    first = course.available()[0]
+    write(dest, "erin", first, raw=b'{"cells": [ this is not json')

@@ -1,0 +1,116 @@
+"""The grading command on a class of broken submissions next to correct ones.
+
+One real run of `python -m grader grade` (module fixture), then one test per submission: the
+score it must get and the reason its feedback and the score table must give.
+"""
+
+import csv
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from grader import REPO, classes
+
+ASSIGNMENT = "safe_norm"  # quick to grade; the broken cases do not depend on the assignment
+CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
+pytestmark = pytest.mark.xdist_group("grading")  # one worker owns the run below
+
+
+def grade_cli(submitted, out, *extra):
+    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
+    command += ["--cell-timeout", str(CELL_TIMEOUT), "--ceiling", str(CEILING), *extra]
+    return subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=900)
+
+
+def checksums(folder: Path) -> dict:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def read_grades(out: Path) -> dict:
+    with open(out / "grades.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return {(r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"])) for r in rows}
+
+
+CASES = classes.broken_class(Path(tempfile.mkdtemp()), ASSIGNMENT)  # names only, for test ids
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    submitted = tmp_path_factory.mktemp("submitted")
+    classes.broken_class(submitted, ASSIGNMENT)
+    (submitted / "ok-1" / "no_such_assignment").mkdir()
+    (submitted / "ok-1" / "no_such_assignment" / "x.ipynb").write_text("{}")
+    before = checksums(submitted)
+    out = tmp_path_factory.mktemp("out")
+    done = grade_cli(submitted, out)
+    return {"submitted": submitted, "out": out, "done": done, "before": before}
+
+
+def test_run_completes_and_leaves_submissions_untouched(graded):
+    assert graded["done"].returncode == 0, graded["done"].stderr[-3000:]
+    assert checksums(graded["submitted"]) == graded["before"], "the grader changed SUBMITTED_DIR"
+    assert "unknown assignment" in graded["done"].stdout
+
+
+def test_csv_has_the_contract_header_and_a_row_per_submission(graded):
+    header = (graded["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == "student_id,assignment,score,max_score"
+    assert set(read_grades(graded["out"])) == {(c.student, c.assignment) for c in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.student for c in CASES])
+def test_each_submission_gets_its_score_and_reason(graded, case):
+    score, max_score = read_grades(graded["out"])[(case.student, case.assignment)]
+    assert max_score >= 10
+    expected = {"full": max_score, "zero": 0.0}.get(case.verdict)
+    if expected is not None:
+        assert score == expected, f"{case.why}: scored {score}/{max_score}"
+    feedback = list((graded["out"] / "feedback" / case.student / case.assignment).glob("*.html"))
+    assert feedback, f"{case.why}: no feedback page"
+    if case.note:
+        assert case.note in feedback[0].read_text(encoding="utf-8"), f"{case.why}: feedback lacks '{case.note}'"
+        table_line = next(line for line in graded["done"].stdout.splitlines() if line.startswith(case.student + " "))
+        assert case.note in table_line, f"{case.why}: score table lacks '{case.note}'"
+
+
+def test_rerun_is_idempotent_and_grades_only_new_work(graded, tmp_path):
+    first = read_grades(graded["out"])
+    again = grade_cli(graded["submitted"], graded["out"])
+    assert again.returncode == 0 and "0 to autograde" in again.stdout, again.stdout[-2000:]
+    assert read_grades(graded["out"]) == first
+    extended = tmp_path / "submitted"
+    shutil.copytree(graded["submitted"], extended)
+    shutil.copytree(extended / "ok-1", extended / "ok-2")
+    third = grade_cli(extended, graded["out"])
+    assert third.returncode == 0 and "1 to autograde" in third.stdout, third.stdout[-2000:]
+    grades = read_grades(graded["out"])
+    assert grades[("ok-2", ASSIGNMENT)] == grades[("ok-1", ASSIGNMENT)]
+
+
+@pytest.mark.parametrize(
+    "layout, message",
+    [
+        ("missing", "no such folder"),
+        ("empty", "nothing to grade"),
+        ("unknown", "nothing to grade"),
+    ],
+)
+def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
+    submitted = tmp_path / "submitted"
+    if layout != "missing":
+        submitted.mkdir()
+    if layout == "unknown":
+        (submitted / "s1" / "not_an_assignment").mkdir(parents=True)
+    done = grade_cli(submitted, tmp_path / "out")
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -1,0 +1,57 @@
+"""The graders are proven to tell right from wrong, through nbgrader's real autograde.
+
+For every assignment: the reference scores full marks, the untouched release scores 0, every
+wrong answer in grader/catalogue loses points (the test id names the requirement it violates)
+and every alternative correct answer scores full marks. All of it is one run of the grading
+command over a class whose students are the catalogue entries.
+"""
+
+import csv
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from grader import REPO, catalogue, classes, course
+
+pytestmark = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
+EXPECTATIONS = classes.selfproof_class(Path(tempfile.mkdtemp()))  # names only, for the test ids
+
+
+@pytest.fixture(scope="module")
+def grades(tmp_path_factory):
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+    classes.selfproof_class(submitted)
+    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / "grades.csv", encoding="utf-8") as handle:
+        return {
+            (r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"]))
+            for r in csv.DictReader(handle)
+        }
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_catalogue_is_complete(assignment):
+    entries = catalogue.entries(assignment)
+    wrong = [e for e in entries if e.kind == "wrong"]
+    right = [e for e in entries if e.kind == "right"]
+    assert len(wrong) >= 6, f"{assignment}: {len(wrong)} wrong answers in the catalogue, need at least 6"
+    assert len(right) >= 3, f"{assignment}: {len(right)} alternative correct answers, need at least 3"
+    unnamed = [e.path.name for e in entries if e.claim == "(no docstring)"]
+    assert not unnamed, f"{assignment}: entries must say what they violate or which method they use: {unnamed}"
+
+
+@pytest.mark.parametrize("case", EXPECTATIONS, ids=[f"{c.assignment}:{c.student}: {c.why}" for c in EXPECTATIONS])
+def test_grader_verdict(grades, case):
+    score, max_score = grades[(case.student, case.assignment)]
+    assert max_score >= 10, f"{case.assignment}: total points {max_score} < 10"
+    if case.verdict == "full":
+        assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks"
+    elif case.verdict == "zero":
+        assert score == 0, f"{case.why}: scored {score}/{max_score}, expected 0"
+    else:
+        assert score < max_score, f"{case.why}: scored full marks {score}/{max_score}; the tests miss it"
