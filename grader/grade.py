@@ -178,11 +178,16 @@ def prepare_course(root: Path) -> None:
 def _api(root: Path, cell_timeout: int):
     import logging
 
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
     config = course.nbgrader_config(root, source=root / "source", release=root / "release", cell_timeout=cell_timeout)
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
+    # Feedback shows each test's outcome and message but not the hidden tests' code, so an
+    # assignment can be reused next term.
+    config.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     api.log.setLevel(logging.ERROR)
     return api

@@ -6,6 +6,7 @@ score it must get and the reason its feedback and the score table must give.
 
 import csv
 import hashlib
+import html
 import shutil
 import subprocess
 import sys
@@ -114,3 +115,13 @@ def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
     done = grade_cli(submitted, tmp_path / "out")
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_feedback_hides_hidden_test_code(graded):
+    from test_release import secret_passages  # tests/ is on sys.path under pytest
+
+    page = next((graded["out"] / "feedback" / "ok-1" / ASSIGNMENT).glob("*.html")).read_text(encoding="utf-8")
+    assert "BEGIN HIDDEN TESTS" not in page
+    hidden = [p for p in secret_passages(ASSIGNMENT) if "\n" not in p]
+    shown = [line for line in hidden if html.escape(line) in page or line in page]
+    assert not shown, f"feedback shows hidden-test or solution lines: {shown[:3]}"
