@@ -122,6 +122,7 @@ def test_feedback_hides_hidden_test_code(graded):
 
     page = next((graded["out"] / "feedback" / "ok-1" / ASSIGNMENT).glob("*.html")).read_text(encoding="utf-8")
     assert "BEGIN HIDDEN TESTS" not in page
-    hidden = [p for p in secret_passages(ASSIGNMENT) if "\n" not in p]
+    hidden = [p for p in secret_passages(ASSIGNMENT, kinds=("HIDDEN TESTS",)) if "\n" not in p]
+    assert hidden, "found no hidden-test lines to look for"
     shown = [line for line in hidden if html.escape(line) in page or line in page]
-    assert not shown, f"feedback shows hidden-test or solution lines: {shown[:3]}"
+    assert not shown, f"feedback shows hidden-test lines: {shown[:3]}"

@@ -23,11 +23,11 @@ def _code_lines(text):
     return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
 
 
-def secret_passages(assignment):
+def secret_passages(assignment, kinds=("SOLUTION", "HIDDEN TESTS")):
     """Long lines and pairs of consecutive lines found only in solution or hidden-test blocks."""
     blocks, public = [], set()
     for source in _sources(course.notebook_path(course.SOLUTIONS, assignment)):
-        blocks += [_code_lines(m.group(2)) for m in SECRET_BLOCK.finditer(source + "\n")]
+        blocks += [_code_lines(m.group(2)) for m in SECRET_BLOCK.finditer(source + "\n") if m.group(1) in kinds]
         public |= set(_code_lines(SECRET_BLOCK.sub("", source + "\n")))
     passages = set()
     for lines in blocks:
