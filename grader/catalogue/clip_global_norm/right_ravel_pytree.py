@@ -1,4 +1,5 @@
 """Correct: flatten the cotangent pytree to one vector with ravel_pytree, clip it, unravel."""
+
 from jax.flatten_util import ravel_pytree
 
 
