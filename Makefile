@@ -39,7 +39,7 @@ grade: $(STAMP)  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 	@test -n "$(SUBMISSIONS)" || { echo "make grade: say which folder, e.g. make grade SUBMISSIONS=path/to/submitted OUT=build/grades"; exit 2; }
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
-demo: $(STAMP)  ## grade the built-in demo class and print the score table
+demo: release  ## build the release, grade the built-in demo class, print the score table
 	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
 
 tidy: $(STAMP)  ## strip outputs and editor metadata from every notebook

@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import catalogue, classes, course
+from grader import catalogue, classes, course, nbtools
 
 
 def make_class(dest: Path, students: int) -> int:
@@ -32,7 +32,10 @@ def _execute(path: str) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True).execute()
+    client = NotebookClient(
+        nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=nbtools.KERNEL_ARGS
+    )
+    client.execute()
 
 
 def floor(notebooks: list[Path], jobs: int) -> float:

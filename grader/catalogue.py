@@ -86,6 +86,7 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
     nbtools.os.environ.update(nbtools.HEADLESS_ENV)
     NotebookClient(
         nb,
+        extra_arguments=nbtools.KERNEL_ARGS,
         timeout=course.CELL_TIMEOUT,
         kernel_name="python3",
         allow_errors=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from grader import REPO
+from grader import REPO, nbtools
 
 SOLUTIONS = REPO / "solutions"  # nbgrader source: statement, solution, visible + hidden tests
 EXERCISES = REPO / "exercises"  # nbgrader release: generated, committed, never edited by hand
@@ -53,4 +53,5 @@ def nbgrader_config(
     # Release notebooks keep nbgrader's cell metadata so `nbgrader validate` works for students.
     c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
     c.Execute.timeout = cell_timeout
+    c.Execute.extra_arguments = nbtools.KERNEL_ARGS
     return c

@@ -27,6 +27,10 @@ CELL_TIMEOUT = 300
 # non-interactive matplotlib backend so plots render without a display.
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
 
+# Kernel start-up flags: no history database on disk, and no start-up warnings from the kernel
+# process (ipykernel warns that its local TCP sockets are unencrypted, on every start).
+KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]
+
 KERNEL_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
@@ -80,7 +84,11 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | No
     nb = nbformat.read(path, as_version=4)
     os.environ.update(HEADLESS_ENV)  # the kernel inherits this process's environment
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        extra_arguments=KERNEL_ARGS,
+        resources={"metadata": {"path": str(path.parent)}},
     )
     result = RunResult(path)
     try:
