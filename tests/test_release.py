@@ -10,9 +10,11 @@ from grader.release import generate_release
 
 SECRET_BLOCK = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
 # A single line this long is specific enough to be a leak on its own; shorter lines are often
-# idioms a chapter notebook teaches too ("(x,), (t,) = primals, tangents"), so those count only
-# as a pair of consecutive secret lines found together.
-MIN_SECRET_CHARS = 40
+# idioms a chapter notebook teaches too ("@partial(jax.custom_vjp, nondiff_argnums=(1,))"), so
+# those count only as a pair of consecutive secret lines found together, and only a pair with
+# enough text to be specific (not "]:" followed by "try:"). Pasting a solution repeats many.
+MIN_SECRET_CHARS = 60
+MIN_PAIR_CHARS = 40
 
 
 def _sources(path):
@@ -32,7 +34,8 @@ def secret_passages(assignment, kinds=("SOLUTION", "HIDDEN TESTS")):
     passages = set()
     for lines in blocks:
         passages |= {line for line in lines if len(line) >= MIN_SECRET_CHARS and line not in public}
-        passages |= {f"{a}\n{b}" for a, b in zip(lines, lines[1:], strict=False) if not {a, b} <= public}
+        pairs = zip(lines, lines[1:], strict=False)
+        passages |= {f"{a}\n{b}" for a, b in pairs if not {a, b} <= public and len(a + b) >= MIN_PAIR_CHARS}
     return passages
 
 
@@ -53,13 +56,27 @@ def test_release_is_in_sync_with_solutions(tmp_path):
     assert not stale, f"exercises/ is stale (edited by hand or not regenerated): {stale}; run `make release`"
 
 
-@pytest.mark.parametrize("assignment", course.available())
-def test_no_solution_or_hidden_test_leaks(assignment):
+def leaks(assignment, published):
     secrets = secret_passages(assignment)
     assert secrets, f"{assignment}: found no solution or hidden-test lines to protect"
-    published = list(course.EXERCISES.rglob("*.ipynb")) + list((REPO / "notebooks").glob("*.ipynb"))
-    leaks = []
+    found = []
     for path in published:
         text = "\n".join("\n".join(_code_lines(source)) for source in _sources(path))
-        leaks += [f"{path.relative_to(REPO)}: {passage!r}" for passage in secrets if passage in text]
-    assert not leaks, "secret lines published:\n" + "\n".join(leaks)
+        found += [f"{path.name}: {passage!r}" for passage in secrets if passage in text]
+    return found
+
+
+@pytest.mark.parametrize("assignment", course.available())
+def test_no_solution_or_hidden_test_leaks(assignment):
+    published = list(course.EXERCISES.rglob("*.ipynb")) + list((REPO / "notebooks").glob("*.ipynb"))
+    found = leaks(assignment, published)
+    assert not found, "secret lines published:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("assignment", course.available())
+def test_leak_check_catches_a_pasted_solution(assignment, tmp_path):
+    from grader import catalogue
+
+    pasted = catalogue.with_answer(catalogue.release_notebook(assignment), catalogue.reference_answer(assignment))
+    nbformat.write(pasted, tmp_path / "leaky.ipynb")
+    assert leaks(assignment, [tmp_path / "leaky.ipynb"]), f"{assignment}: a pasted reference solution went unnoticed"
