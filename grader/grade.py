@@ -210,7 +210,10 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
                 where = cell.metadata.get("nbgrader", {}).get("grade_id", "一个未标记的单元格")
                 notes.append(f"单元格 {where} 超过 {cell_timeout} 秒未结束，已被中断（可能有死循环）")
             elif out.get("output_type") == "error" and cell.metadata.get("nbgrader", {}).get("solution"):
-                notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
+                if out.get("ename") == "NotImplementedError":
+                    notes.append("作答区还没有作答（仍是 raise NotImplementedError()）")
+                else:
+                    notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
             if out.get("output_type") == "stream" and len(out.get("text", "")) > MAX_OUTPUT_CHARS:
                 out["text"] = out["text"][:MAX_OUTPUT_CHARS] + "\n…[输出过长，已截断]\n"
                 trimmed = True
