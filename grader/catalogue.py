@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     nb = source if answer is None else with_answer(source, answer)
-    nbtools.os.environ.update(nbtools.HEADLESS_ENV)
+    os.environ.update(nbtools.HEADLESS_ENV)  # the kernel inherits this environment
     NotebookClient(
         nb,
         extra_arguments=nbtools.KERNEL_ARGS,
