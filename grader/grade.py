@@ -353,11 +353,12 @@ def grade(
     releases = {
         a: nbformat.read(course.notebook_path(root / "release", a), as_version=4) for a in {a for _, a in known}
     }
+    sources = {a: source_digest(a) for a in releases}
     outcomes: dict[tuple[str, str], Outcome] = {}
     pending = []
     for student, assignment in known:
         folder = submitted / student / assignment
-        digest = folder_digest(folder) + source_digest(assignment) + f"/{ceiling}/{cell_timeout}"
+        digest = folder_digest(folder) + sources[assignment] + f"/{ceiling}/{cell_timeout}"
         previous = cache.get(f"{student}/{assignment}")
         if previous and previous["digest"] == digest:
             outcomes[(student, assignment)] = Outcome(**previous)

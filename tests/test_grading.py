@@ -42,7 +42,8 @@ def read_grades(out: Path) -> dict:
     return {(r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"])) for r in rows}
 
 
-CASES = classes.broken_class(Path(tempfile.mkdtemp()), ASSIGNMENT)  # names only, for test ids
+with tempfile.TemporaryDirectory() as scratch:  # the files are not needed, only the names for test ids
+    CASES = classes.broken_class(Path(scratch), ASSIGNMENT)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ import pytest
 from grader import REPO, catalogue, classes, course
 
 pytestmark = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
-EXPECTATIONS = classes.selfproof_class(Path(tempfile.mkdtemp()))  # names only, for the test ids
+with tempfile.TemporaryDirectory() as scratch:  # the files are not needed, only the names for test ids
+    EXPECTATIONS = classes.selfproof_class(Path(scratch))
 
 
 @pytest.fixture(scope="module")
