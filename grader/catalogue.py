@@ -72,39 +72,34 @@ def release_notebook(assignment: str):
 
 
 def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list[str]]:
-    """Score an answer the way autograde would, without a gradebook (a fast development aid).
+    """Score an answer the way the grader does, without nbgrader or a sandbox (a development aid).
 
-    Runs the *source* notebook (hidden tests included) with its answer cell replaced, then
-    applies nbgrader's own per-cell rule. The self-proof in tests/ uses the real pipeline.
+    Runs the kernel version of the source notebook (hidden tests included, verdicts cut) with its
+    answer cell replaced, then judges the evidence here. The self-proof uses the real pipeline.
     """
-    from nbclient import NotebookClient
-    from nbgrader.utils import determine_grade
+    import secrets
 
-    from grader import nbtools
+    from ch4check import SEED_ENV
+    from nbclient import NotebookClient
+
+    from grader import nbtools, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    nb = source if answer is None else with_answer(source, answer)
-    os.environ.update(nbtools.HEADLESS_ENV)  # the kernel inherits this environment
-    NotebookClient(
-        nb,
-        extra_arguments=nbtools.KERNEL_ARGS,
-        timeout=course.CELL_TIMEOUT,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
-    ).execute()
-    score, total, failed = 0.0, 0.0, []
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and cell.cell_type == "code":
-            got, points = determine_grade(cell)
-            score, total = score + got, total + points
-            if got < points:
-                errors = [
-                    o
-                    for o in cell.outputs
-                    if o.output_type in ("error", "stream") and (o.output_type == "error" or o.name == "stderr")
-                ]
-                why = errors[0].get("evalue", errors[0].get("text", "")) if errors else "partial"
-                failed.append(f"{meta['grade_id']}: {str(why).strip().splitlines()[-1][:150] if why else ''}")
-    return score, total, failed
+    nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
+    secret = secrets.token_hex(16)
+    os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
+    try:
+        NotebookClient(
+            nb,
+            extra_arguments=nbtools.KERNEL_ARGS,
+            timeout=course.CELL_TIMEOUT,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
+        ).execute()
+    finally:
+        del os.environ[SEED_ENV]
+    evidence, anomalies = verdict.read_evidence(nb)
+    results = verdict.judge(assignment, evidence, secret)
+    failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
+    return sum(r.points for r in results), sum(r.max_points for r in results), failed + anomalies

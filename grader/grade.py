@@ -13,12 +13,19 @@ that a broken submission cannot derail:
   for its lock), then grades.csv and the feedback HTML are written from it.
 * A submission whose bytes and whose assignment source have not changed since the last run in
   the same OUT_DIR is not graded again: re-runs are idempotent and only new work is done.
+
+Tamper resistance (grader/README.md has the threat model): the answer cell is read for
+tampering before it runs (grader/tamper.py); kernels run in a sandbox (grader/sandbox.py) and
+run each test without its verdict; the verdicts run here, on the evidence the kernel sent out,
+with inputs from a per-student secret seed (grader/verdict.py), and their points replace
+nbgrader's in the gradebook before the feedback is written.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import hmac
 import html
 import json
 import multiprocessing as mp
@@ -32,8 +39,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
+from ch4check import SEED_ENV
 
-from grader import REPO, course
+from grader import REPO, course, sandbox, tamper, verdict
 
 CEILING_SECONDS = 300  # per submission; a correct one needs ~10-30 s on a busy 2-core machine
 MAX_OUTPUT_CHARS = 100_000  # per output in the feedback; the score is computed before trimming
@@ -52,6 +60,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     digest: str = ""
     graded: bool = False  # False: nbgrader produced no score (the notes say why)
+    flags: list[str] = field(default_factory=list)  # "tampering", "unsandboxed": for the instructor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +136,19 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     return nb, notes + compare_with_release(nb, release)
 
 
+def student_code_problems(nb, release) -> list[str]:
+    """Tampering found in the code cells the student wrote: every code cell except the locked
+    ones, which nbgrader puts back as released before anything runs."""
+    restored = {gid for gid, cell in _grade_ids(release).items() if cell["meta"].get("locked")}
+    found = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if cell.get("cell_type") == "code" and not (isinstance(meta, dict) and meta.get("grade_id") in restored):
+            source = cell.get("source", "")
+            found += tamper.scan("".join(source) if isinstance(source, list) else source)
+    return found
+
+
 def folder_digest(folder: Path) -> str:
     sha = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -136,7 +158,9 @@ def folder_digest(folder: Path) -> str:
 
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
-    sha = hashlib.sha256(Path(__file__).read_bytes() + Path(course.__file__).read_bytes())
+    sha = hashlib.sha256()
+    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, REPO / "kit" / "ch4check.py"):
+        sha.update(Path(module).read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
 
@@ -165,6 +189,9 @@ def prepare_course(root: Path) -> None:
         for assignment in changed:
             shutil.rmtree(root / "source" / assignment, ignore_errors=True)
             shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
+            # nbgrader restores test cells from this source: the kernel never sees a verdict.
+            path = course.notebook_path(root / "source", assignment)
+            nbformat.write(verdict.kernel_notebook(nbformat.read(path, as_version=4)), path)
         try:
             generate_release(changed, source=root / "source", release=root / "release", course_root=root)
             break
@@ -175,7 +202,7 @@ def prepare_course(root: Path) -> None:
     stamp.write_text(json.dumps(done, indent=1))
 
 
-def _api(root: Path, cell_timeout: int):
+def _api(root: Path, cell_timeout: int, sandboxed: bool):
     import logging
 
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -185,6 +212,8 @@ def _api(root: Path, cell_timeout: int):
 
     config = course.nbgrader_config(root, source=root / "source", release=root / "release", cell_timeout=cell_timeout)
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
+    if sandboxed:
+        config.Autograde.autograde_preprocessors = sandbox.autograde_preprocessors()
     # Feedback shows each test's outcome and message but not the hidden tests' code, so an
     # assignment can be reused next term.
     config.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
@@ -223,27 +252,83 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     return notes
 
 
-def _worker(root: str, cell_timeout: int, tasks, results) -> None:
+def student_seed(root: Path, student: str, assignment: str) -> str:
+    """The seed of a student's test inputs: secret, fixed for this OUT_DIR (so re-grading gives
+    the same grades), different for every student and assignment."""
+    key = root / "grading-secret"
+    if not key.exists():
+        key.write_text(os.urandom(32).hex())
+        key.chmod(0o600)
+    return hmac.new(key.read_text().encode(), f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
+
+
+def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tuple[list[str], list[str]]:
+    """Run the verdicts here on the kernel's evidence; their points replace nbgrader's.
+
+    Each test cell's feedback gets the verdict as an output; evidence payloads are reduced to
+    their one-line text. Returns (notes, flags)."""
+    from nbgrader.api import Gradebook
+
+    path = course.notebook_path(root / "autograded" / student, assignment)
+    nb = nbformat.read(path, as_version=4)
+    evidence, anomalies = verdict.read_evidence(nb)
+    results = {r.test: r for r in verdict.judge(assignment, evidence, seed)}
+    notes, flags = [], []
+    if anomalies:
+        flags.append("tampering")
+        notes.append("检测到伪造的评分证据，本作业记 0 分：" + "；".join(anomalies))
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if verdict.MIME in out.get("data", {}):
+                out["data"] = {"text/plain": out["data"].get("text/plain", "")}
+        result = results.get(cell.metadata.get("nbgrader", {}).get("grade_id")) if verdict.is_test(cell) else None
+        if result is not None:
+            text = (
+                f"评分程序判定：✅ 通过（{result.points:g} / {result.max_points:g} 分）\n"
+                if result.passed and not anomalies
+                else f"评分程序判定：❌ 未通过（0 / {result.max_points:g} 分）：{result.message or '见上方说明'}\n"
+            )
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+    nbformat.write(nb, path)
+    failed = [r.test for r in results.values() if not r.passed]
+    if failed and not anomalies:
+        notes.append(f"未通过的测试：{', '.join(failed)}（原因写在各测试单元格下方）")
+    with Gradebook(course.nbgrader_config(root).CourseDirectory.db_url, "ch04") as gb:
+        for test, result in results.items():
+            grade = gb.find_grade(test, assignment, assignment, student)
+            grade.auto_score = 0.0 if anomalies else result.points
+            grade.needs_manual_grade = False
+        gb.db.commit()
+    return notes, flags
+
+
+def _worker(root: str, cell_timeout: int, sandboxed: bool, tasks, results) -> None:
     """Autograde (student, assignment) pairs until told to stop; one nbgrader API for all."""
     root = Path(root)
     os.environ.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"})
     warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-    api = _api(root, cell_timeout)
+    api = _api(root, cell_timeout, sandboxed)
     while (task := tasks.get()) is not None:
         student, assignment = task
         results.put(("start", student, assignment, os.getpid()))
-        notes = []
-        result = api.autograde(assignment, student, force=True, create=True)
-        if result["success"]:
-            autograded = course.notebook_path(root / "autograded" / student, assignment)
-            if autograded.exists():
-                notes += review_autograded(autograded, cell_timeout)
+        notes, flags = [], []
+        seed = student_seed(root, student, assignment)
+        os.environ[SEED_ENV] = seed  # the kernel's test inputs; the sandbox passes it on
+        try:
+            result = api.autograde(assignment, student, force=True, create=True)
+        finally:
+            del os.environ[SEED_ENV]
+        autograded = course.notebook_path(root / "autograded" / student, assignment)
+        if result["success"] and autograded.exists():
+            notes += review_autograded(autograded, cell_timeout)
+            judged_notes, flags = judge_autograded(root, student, assignment, seed)
+            notes += judged_notes
             feedback = api.generate_feedback(assignment, student, force=True)
             if not feedback["success"]:
                 notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
         else:
             notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
-        results.put(("done", student, assignment, result["success"], notes))
+        results.put(("done", student, assignment, result["success"], notes, flags))
 
 
 def _kill_kernels(worker_pid: int) -> None:
@@ -257,15 +342,15 @@ def _kill_kernels(worker_pid: int) -> None:
 
 
 def run_workers(
-    root: Path, pending: list[tuple[str, str]], jobs: int, ceiling: float, cell_timeout: int, progress
-) -> dict[tuple[str, str], tuple[bool, list[str]]]:
-    """Autograde `pending` with `jobs` workers; return (autograde succeeded, notes) for each."""
+    root: Path, pending: list[tuple[str, str]], jobs: int, ceiling: float, cell_timeout: int, progress, sandboxed: bool
+) -> dict[tuple[str, str], tuple[bool, list[str], list[str]]]:
+    """Autograde `pending` with `jobs` workers; return (autograde succeeded, notes, flags) for each."""
     ctx = mp.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
     for task in pending:
         tasks.put(task)
     workers = [
-        ctx.Process(target=_worker, args=(str(root), cell_timeout, tasks, results), daemon=True)
+        ctx.Process(target=_worker, args=(str(root), cell_timeout, sandboxed, tasks, results), daemon=True)
         for _ in range(min(jobs, len(pending)))
     ]
     for w in workers:
@@ -273,7 +358,7 @@ def run_workers(
         w.start()
     running: dict[tuple[str, str], tuple[int, float]] = {}
     killed: set[tuple[str, str]] = set()
-    notes: dict[tuple[str, str], tuple[bool, list[str]]] = {}
+    notes: dict[tuple[str, str], tuple[bool, list[str], list[str]]] = {}
     try:
         while len(notes) < len(pending):
             try:
@@ -285,9 +370,9 @@ def run_workers(
             elif message and message[0] == "done":
                 key = (message[1], message[2])
                 running.pop(key, None)
-                notes[key] = (message[3], message[4])
+                notes[key] = (message[3], message[4], message[5])
                 if key in killed:
-                    notes[key] = (False, [f"超过每份提交 {ceiling:.0f} 秒的时间上限，已终止（可能有死循环）"])
+                    notes[key] = (False, [f"超过每份提交 {ceiling:.0f} 秒的时间上限，已终止（可能有死循环）"], [])
                 progress(key, notes[key][1])
             for key, (pid, started) in list(running.items()):
                 if time.monotonic() - started > ceiling and key not in killed:
@@ -296,7 +381,7 @@ def run_workers(
             if not any(w.is_alive() for w in workers) and results.empty() and len(notes) < len(pending):
                 for key in pending:  # a worker itself died: whatever it held gets a reason
                     if key not in notes:
-                        notes[key] = (False, ["评分进程意外退出，没有得到成绩"])
+                        notes[key] = (False, ["评分进程意外退出，没有得到成绩"], [])
                         progress(key, notes[key][1])
     finally:
         for w in workers:
@@ -330,7 +415,9 @@ def grade(
     ceiling: float = CEILING_SECONDS,
     cell_timeout: int = course.CELL_TIMEOUT,
     echo=print,
+    scan_code: bool = True,
 ) -> list[Outcome]:
+    """`scan_code=False` skips the tampering scan (tests use it to prove the verdicts alone)."""
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
@@ -346,25 +433,35 @@ def grade(
 
     root = out / "course"
     echo(f"Grading {len(known)} submission(s) from {submitted} with {jobs} job(s)")
+    sandboxed = sandbox.probe() is None
+    echo(f"  {sandbox.describe()}")
+    if not sandboxed:
+        print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
     prepare_course(root)
     cache_path = root / "outcomes.json"
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
 
-    releases = {
-        a: nbformat.read(course.notebook_path(root / "release", a), as_version=4) for a in {a for _, a in known}
+    releases = {  # what students were given
+        a: nbformat.read(course.notebook_path(course.EXERCISES, a), as_version=4) for a in {a for _, a in known}
     }
     sources = {a: source_digest(a) for a in releases}
     outcomes: dict[tuple[str, str], Outcome] = {}
     pending = []
     for student, assignment in known:
         folder = submitted / student / assignment
-        digest = folder_digest(folder) + sources[assignment] + f"/{ceiling}/{cell_timeout}"
+        digest = folder_digest(folder) + sources[assignment] + f"/{ceiling}/{cell_timeout}/{sandboxed}/{scan_code}"
         previous = cache.get(f"{student}/{assignment}")
         if previous and previous["digest"] == digest:
             outcomes[(student, assignment)] = Outcome(**previous)
             continue
         outcome = Outcome(student, assignment, digest=digest)
         nb, outcome.notes = read_submission(folder, assignment, releases[assignment])
+        outcome.flags = [] if sandboxed else ["unsandboxed"]
+        found = student_code_problems(nb, releases[assignment]) if nb is not None and scan_code else []
+        if found:  # disqualified before it runs: nothing of it reaches a kernel
+            outcome.flags.insert(0, "tampering")
+            outcome.notes.append("检测到篡改评分的代码，本作业记 0 分（如认为误判，请联系助教）：" + "；".join(found))
+            nb = None
         target = course.notebook_path(root / "submitted" / student, assignment)
         shutil.rmtree(target.parent, ignore_errors=True)
         shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
@@ -384,7 +481,7 @@ def grade(
         status = "ok" if not notes else notes[0][:70]
         echo(f"  [{done[0]:>{len(str(len(pending)))}}/{len(pending)}] {key[0]}/{key[1]}: {status}")
 
-    run_notes = run_workers(root, pending, jobs, ceiling, cell_timeout, progress) if pending else {}
+    run_notes = run_workers(root, pending, jobs, ceiling, cell_timeout, progress, sandboxed) if pending else {}
     _collect_scores(root, outcomes, run_notes)
     for key, outcome in outcomes.items():
         cache[f"{key[0]}/{key[1]}"] = asdict(outcome)
@@ -410,8 +507,9 @@ def _collect_scores(root: Path, outcomes: dict, run_notes: dict) -> None:
             outcome.max_score = gb.find_assignment(outcome.assignment).max_score
             if key not in run_notes:
                 continue  # unchanged (cached) or unreadable: keeps what it has
-            succeeded, notes = run_notes[key]
+            succeeded, notes, flags = run_notes[key]
             outcome.notes += notes
+            outcome.flags = flags + outcome.flags
             try:
                 submission = gb.find_submission(outcome.assignment, outcome.student)
             except MissingEntry:
@@ -457,18 +555,18 @@ def _write_outputs(root: Path, out: Path, outcomes: dict) -> None:
             (target / f"{assignment}.html").write_text(page, encoding="utf-8")
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student_id", "assignment", "score", "max_score"])
+        writer.writerow(["student_id", "assignment", "score", "max_score", "flags"])
         for key in sorted(outcomes):
             o = outcomes[key]
-            writer.writerow([o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}"])
+            writer.writerow([o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)])
 
 
 def print_table(outcomes: list[Outcome], echo=print) -> None:
     width = max([len(o.student) for o in outcomes] + [7])
-    echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  notes")
+    echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  {'flags':<11} notes")
     for o in outcomes:
         note = "; ".join(o.notes) if o.notes else ""
-        echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {note}")
+        echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {' '.join(o.flags):<11} {note}")
 
 
 def main(args) -> int:

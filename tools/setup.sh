@@ -39,7 +39,30 @@ find_python() {
 python=$(find_python)
 want="$(cat requirements.txt | cksum) $("$python" -c 'import sys; print(sys.version.split()[0])')"
 
+# The grader runs each student's kernel inside bubblewrap (grader/README.md). Students and
+# notebooks do not need it, so a missing sandbox is a loud warning here, and an error in grading.
+ensure_sandbox() {
+    command -v bwrap >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing bubblewrap (the grader's sandbox for student kernels)"
+        if apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+           || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; then
+            return 0
+        fi
+    fi
+    echo "setup: WARNING: bubblewrap (bwrap) is not installed, so 'make grade' cannot sandbox student kernels; install it with: sudo apt-get install bubblewrap" >&2
+}
+
+# Exercise notebooks import kit/ch4check.py (evidence collection); a .pth file puts kit/ on the
+# venv's path, so it works from any folder and needs no install step of its own.
+link_kit() {
+    site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$PWD/kit" > "$site/ch4-course-kit.pth"
+}
+
+ensure_sandbox
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+    link_kit
     echo "setup: .venv is up to date ($("$VENV/bin/python" --version))"
     exit 0
 fi
@@ -52,5 +75,6 @@ if ! [ -x "$VENV/bin/python" ] || ! is_new_enough "$VENV/bin/python" \
 fi
 echo "setup: installing the pinned packages from requirements.txt (first time: about 2 minutes)"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+link_kit
 echo "$want" > "$STAMP"
 echo "setup: done ($("$VENV/bin/python" --version); jax $("$VENV/bin/python" -c 'import jax; print(jax.__version__)'))"

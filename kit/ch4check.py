@@ -1,0 +1,120 @@
+"""Evidence for the graded exercises: test cells collect it, a verdict judges it.
+
+Every test cell of an exercise has three parts:
+
+    # —— 输入 ——      inputs drawn from ``seed_for(test_id)`` (NumPy only, no student code)
+    # —— 收集证据 ——  ``_ev = collect(test_id, lambda: {...})`` calls the student's functions
+    # —— 判定 ——      asserts on ``_ev`` against references computed from the inputs
+
+While a student works, the whole cell runs in their kernel and the seed is fresh each time.
+During grading the kernel runs only the first two parts: ``collect`` sends the evidence out as a
+cell output, and the grader runs the verdict in its own process, with the same seed, on the
+evidence it received (see grader/README.md). So this module is the *only* course code a graded
+kernel imports, and nothing in it decides a score.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+
+import numpy as np
+
+SEED_ENV = "CH4_GRADING_SEED"  # set by the grader for each (student, assignment)
+MIME = "application/vnd.ch4.evidence+json"
+VERDICT_MARKER = "# —— 判定 ——"
+
+_ARRAY_KEY = "__ndarray__"
+_DTYPES = {"|b1", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8"}
+MAX_ELEMENTS = 1_000_000  # per array: evidence is values on a few thousand points at most
+MAX_TEXT = 20_000  # characters per string (a jaxpr, an error message)
+
+
+def derive_seed(secret: str, test_id: str) -> int:
+    """The seed of one test's inputs: unknown before grading, the same in kernel and grader."""
+    digest = hmac.new(secret.encode(), test_id.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def seed_for(test_id: str) -> int:
+    """Grading: the grader's seed for this test. Otherwise: a fresh random seed each call."""
+    return derive_seed(os.environ.get(SEED_ENV) or os.urandom(16).hex(), test_id)
+
+
+def grading() -> bool:
+    return bool(os.environ.get(SEED_ENV))
+
+
+def encode(value):
+    """Plain JSON: numbers, strings, lists, dicts and numeric arrays. Anything else is refused,
+    so an object that pretends to be a number (a custom ``__eq__``) never reaches a verdict."""
+    if value is None or isinstance(value, (bool, str)):
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            value = value[:MAX_TEXT]
+        return value
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if type(value) in (int, float):
+        return value
+    array = np.asarray(value)
+    kind = array.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"证据只能是数值数组、数字、字符串或它们的列表/字典，收到 {type(value).__name__}")
+    if kind == "f" and array.dtype.itemsize < 4:  # bfloat16 / float16 travel as float32
+        array = array.astype(np.float32)
+    array = np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")  # keeps 0-d arrays 0-d
+    return {_ARRAY_KEY: base64.b64encode(array.tobytes()).decode(), "dtype": array.dtype.str, "shape": list(array.shape)}
+
+
+def decode(value):
+    """The inverse of ``encode``, strict: the grader runs it on whatever a kernel sent."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise ValueError("证据里的字符串过长")
+        return value
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict) and _ARRAY_KEY in value:
+        dtype, shape = value.get("dtype"), value.get("shape")
+        if dtype not in _DTYPES or not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+            raise ValueError("证据里的数组格式不对")
+        size = int(np.prod(shape, dtype=np.int64))
+        if size > MAX_ELEMENTS:
+            raise ValueError("证据里的数组过大")
+        raw = base64.b64decode(value[_ARRAY_KEY], validate=True)
+        if len(raw) != size * np.dtype(dtype).itemsize:
+            raise ValueError("证据里的数组长度与形状不符")
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    if isinstance(value, dict):
+        return {str(k): decode(v) for k, v in value.items()}
+    raise ValueError(f"证据里出现了不认识的类型 {type(value).__name__}")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0][:300] if text else ''}"
+
+
+def collect(test_id: str, compute) -> dict:
+    """Run ``compute()`` (which returns a dict of evidence) and return the evidence as the
+    verdict will see it. ``_ev["error"]`` is None, or the first line of what ``compute`` raised.
+    While grading, the evidence also leaves the kernel as an output of this cell."""
+    try:
+        values = compute()
+        if not isinstance(values, dict):
+            raise TypeError("收集证据的函数应当返回一个 dict")
+        evidence = {"error": None, **{str(k): encode(v) for k, v in values.items() if k != "error"}}
+    except Exception as err:  # the student's code may raise anything; that is evidence too
+        evidence = {"error": _first_line(err)}
+    if grading():
+        from IPython.display import display
+
+        message = f"🔒 测试 {test_id}：证据已交给评分程序，判定在评分程序里进行。"
+        display({MIME: {"test": test_id, "evidence": evidence}, "text/plain": message}, raw=True)
+    return decode(evidence)
