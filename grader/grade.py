@@ -159,7 +159,7 @@ def folder_digest(folder: Path) -> str:
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
     sha = hashlib.sha256()
-    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, REPO / "kit" / "ch4check.py"):
+    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, verdict.KIT):
         sha.update(Path(module).read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
@@ -566,7 +566,8 @@ def print_table(outcomes: list[Outcome], echo=print) -> None:
     echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  {'flags':<11} notes")
     for o in outcomes:
         note = "; ".join(o.notes) if o.notes else ""
-        echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {' '.join(o.flags):<11} {note}")
+        flags = " ".join(o.flags)
+        echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {flags:<11} {note}")
 
 
 def main(args) -> int:

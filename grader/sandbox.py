@@ -175,4 +175,5 @@ def autograde_preprocessors() -> list:
     """nbgrader's autograde steps, with Execute sandboxed."""
     from nbgrader.converters import Autograde
 
-    return [SandboxExecute if step is Execute else step for step in Autograde.class_traits()["autograde_preprocessors"].default()]
+    steps = Autograde.class_traits()["autograde_preprocessors"].default()
+    return [SandboxExecute if step is Execute else step for step in steps]

@@ -13,10 +13,13 @@ import copy
 import functools
 from dataclasses import dataclass
 
+import ch4check
 import nbformat
 from ch4check import MIME, VERDICT_MARKER, decode, derive_seed
 
 from grader import course
+
+KIT = ch4check.__file__  # the kernel-side half of every test
 
 HIDDEN_END = "### END HIDDEN TESTS"
 
@@ -114,7 +117,7 @@ def _message(err: BaseException) -> str:
     return f"判定时出错（{type(err).__name__}: {text.splitlines()[0][:200] if text else ''}）：证据的形状或类型不对"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _source(assignment: str):
     return nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
 

@@ -67,7 +67,8 @@ def encode(value):
     if kind == "f" and array.dtype.itemsize < 4:  # bfloat16 / float16 travel as float32
         array = array.astype(np.float32)
     array = np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")  # keeps 0-d arrays 0-d
-    return {_ARRAY_KEY: base64.b64encode(array.tobytes()).decode(), "dtype": array.dtype.str, "shape": list(array.shape)}
+    data = base64.b64encode(array.tobytes()).decode()
+    return {_ARRAY_KEY: data, "dtype": array.dtype.str, "shape": list(array.shape)}
 
 
 def decode(value):
