@@ -135,3 +135,54 @@ def demo_class(dest: Path) -> None:
             write(dest, "dave", assignment, answered(assignment, right[0].answer))
     first = course.available()[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
+
+
+@dataclass(frozen=True)
+class Attack:
+    """A tampering attempt (grader/attacks/<slug>.py) added to a known wrong answer."""
+
+    slug: str
+    claim: str  # the docstring's first line
+    assignment: str
+    base: str  # the catalogue slug of the wrong answer it rides on, e.g. "wrong_naive_forward"
+    layers: tuple[str, ...]  # "scan": the answer scan flags it; "verdict": the verdicts alone defeat it
+    code: str
+
+    @property
+    def answer(self) -> str:
+        return (course.CATALOGUE / self.assignment / f"{self.base}.py").read_text(encoding="utf-8") + "\n\n" + self.code
+
+
+def attacks() -> list[Attack]:
+    found = []
+    for path in sorted((course.CATALOGUE.parent / "attacks").glob("*.py")):
+        code = path.read_text(encoding="utf-8")
+        header = dict(
+            line[2:].split(": ", 1) for line in code.splitlines() if line.startswith(("# base: ", "# layers: "))
+        )
+        assignment, base = header["base"].split()
+        claim = code.split('"""')[1].strip().splitlines()[0]
+        found.append(Attack(path.stem, claim, assignment, base, tuple(header["layers"].split()), code))
+    return found
+
+
+def attack_class(dest: Path, layer: str) -> list[Attack]:
+    """One student per attack that `layer` must defeat, named attack-<slug>."""
+    chosen = [a for a in attacks() if layer in a.layers]
+    for attack in chosen:
+        write(dest, f"attack-{attack.slug}", attack.assignment, answered(attack.assignment, attack.answer))
+    return chosen
+
+
+def honest_class(dest: Path, chosen: list[Attack]) -> list[tuple[str, str]]:
+    """The reference for each attacked assignment (students ref-<assignment>) and each attack's
+    base answer on its own (students base-<slug>): what the attacks are measured against."""
+    students = []
+    for assignment in sorted({a.assignment for a in chosen}):
+        write(dest, f"ref-{assignment}", assignment, answered(assignment, catalogue.reference_answer(assignment)))
+        students.append((f"ref-{assignment}", assignment))
+    for assignment, base in sorted({(a.assignment, a.base) for a in chosen}):
+        answer = (course.CATALOGUE / assignment / f"{base}.py").read_text(encoding="utf-8")
+        write(dest, f"base-{base}", assignment, answered(assignment, answer))
+        students.append((f"base-{base}", assignment))
+    return students

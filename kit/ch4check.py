@@ -58,7 +58,7 @@ def encode(value):
         return [encode(v) for v in value]
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
-    if type(value) in (int, float):
+    if type(value) is int:
         return value
     array = np.asarray(value)
     kind = array.dtype.kind

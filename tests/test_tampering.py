@@ -1,0 +1,186 @@
+"""Hostile submissions earn nothing and reach nothing (grader/README.md, "Threat model").
+
+Every attack in grader/attacks rides on a known wrong answer. Two real grading runs prove it:
+
+* the verdicts alone: with the answer scan switched off, every attack marked `verdict` runs in
+  its sandboxed kernel and still scores no more than its wrong answer alone; none of them reads
+  or changes solutions/, exercises/, the gradebook, other students' results or the submissions;
+* the whole grader: every attack is flagged `tampering`, scores 0, and its feedback says why.
+"""
+
+import csv
+import hashlib
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import REPO, catalogue, classes, course, grade, sandbox, tamper
+
+pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
+ATTACKS = classes.attacks()
+VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
+FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED)\b(.*)$", re.MULTILINE)
+
+
+def tree_digest(folder: Path) -> str:
+    sha = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def read_csv(out: Path) -> dict:
+    with open(out / "grades.csv", encoding="utf-8") as handle:
+        return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(handle)}
+
+
+def gradebook_rows(out: Path, students) -> dict:
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(course.nbgrader_config(out / "course").CourseDirectory.db_url, "ch04") as gb:
+        for student, assignment in students:
+            submission = gb.find_submission(assignment, student)
+            for nb in submission.notebooks:
+                for g in nb.grades:
+                    rows[(student, g.name)] = (g.auto_score, g.manual_score)
+            rows[(student, "total")] = submission.score
+    return rows
+
+
+def results_of(out: Path, students) -> dict:
+    """Everything a student's grading produced: feedback, autograded notebook, gradebook rows."""
+    files = {}
+    for student, assignment in students:
+        for kind in ("feedback", "course/autograded", "course/feedback"):
+            folder = out / kind / student / assignment
+            files[(student, kind)] = tree_digest(folder)
+    return {"files": files, "gradebook": gradebook_rows(out, students)}
+
+
+def planted_files() -> list[Path]:
+    """Marker files the write attack tried to leave: anywhere on this machine it might reach."""
+    places = [REPO, Path("/tmp"), Path.home(), Path("/work")]
+    found = []
+    for place in places:
+        found += [p for p in place.glob("PWNED-by-attack")]
+        found += [p for p in place.glob("*/PWNED-by-attack")]
+    found += list(REPO.rglob("PWNED-by-attack"))
+    return sorted(set(found))
+
+
+def test_the_sandbox_is_available():
+    why = sandbox.probe()
+    assert why is None, f"make setup installs bubblewrap; grading here would be unsandboxed: {why}"
+
+
+@pytest.fixture(scope="module")
+def verdict_run(tmp_path_factory):
+    """Grade the honest students, snapshot, add the attacks, grade again into the same folder."""
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+    honest = classes.honest_class(submitted, VERDICT_LAYER)
+    quiet = lambda *args: None  # noqa: E731
+    grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
+    protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
+    before = results_of(out, honest)
+    classes.attack_class(submitted, "verdict")
+    submissions = tree_digest(submitted)
+    outcomes = grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
+    return {
+        "out": out,
+        "outcomes": {(o.student, o.assignment): o for o in outcomes},
+        "before": before,
+        "after": results_of(out, honest),
+        "protected_before": protected,
+        "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
+        "submissions": (submissions, tree_digest(submitted)),
+    }
+
+
+@pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[f"{a.slug}: {a.claim}" for a in VERDICT_LAYER])
+def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
+    outcomes = verdict_run["outcomes"]
+    got = outcomes[(f"attack-{attack.slug}", attack.assignment)]
+    alone = outcomes[(f"base-{attack.base}", attack.assignment)]
+    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
+    assert reference.score == reference.max_score, "the reference must still get full marks beside the attacks"
+    assert alone.score < alone.max_score, f"{attack.base} is supposed to be wrong"
+    assert got.score <= alone.score, (
+        f"{attack.claim}: {got.score}/{got.max_score}, more than {attack.base} alone ({alone.score}): {got.notes}"
+    )
+
+
+@pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[a.slug for a in VERDICT_LAYER])
+def test_attack_reaches_nothing(verdict_run, attack):
+    autograded = verdict_run["out"] / "course" / "autograded"
+    path = course.notebook_path(autograded / f"attack-{attack.slug}", attack.assignment)
+    if not path.exists():
+        return  # its kernel died (e.g. it killed what it could): nothing ran far enough to print
+    nb = nbformat.read(path, as_version=4)
+    outputs = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+    text = "\n".join(o.get("text", "") for o in outputs)
+    # Inside the sandbox the only writable places are its private /tmp and folder, gone afterwards.
+    leaks = [m.group(0) for m in FORBIDDEN_OUTPUT.finditer(text) if not m.group(0).startswith("WROTE /tmp")]
+    assert not leaks, f"{attack.claim}: the kernel reached {leaks[:5]}"
+
+
+def test_attacks_change_nothing_outside(verdict_run):
+    assert verdict_run["protected_after"] == verdict_run["protected_before"], "solutions/ or exercises/ changed"
+    assert verdict_run["after"] == verdict_run["before"], "other students' results or gradebook rows changed"
+    before, after = verdict_run["submissions"]
+    assert after == before, "grading changed the submitted folder"
+    assert not planted_files(), f"an attack left files behind: {planted_files()}"
+
+
+@pytest.fixture(scope="module")
+def scanned_run(tmp_path_factory):
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+    chosen = classes.attack_class(submitted, "scan")
+    outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
+    return {"out": out, "chosen": chosen, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.slug for a in ATTACKS])
+def test_attack_is_flagged_and_scores_zero(scanned_run, attack):
+    key = (f"attack-{attack.slug}", attack.assignment)
+    row = read_csv(scanned_run["out"])[key]
+    assert float(row["score"]) == 0, f"{attack.claim}: scored {row['score']}"
+    assert row["flags"].split() == ["tampering"], row
+    page = (scanned_run["out"] / "feedback" / key[0] / key[1] / f"{key[1]}.html").read_text(encoding="utf-8")
+    assert "检测到篡改评分的代码" in page and "本作业记 0 分" in page
+
+
+def test_csv_keeps_its_first_four_columns(scanned_run):
+    header = (scanned_run["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == "student_id,assignment,score,max_score,flags"
+
+
+def test_scan_accepts_every_honest_answer():
+    answers = [(f"reference {a}", catalogue.reference_answer(a)) for a in course.ASSIGNMENTS]
+    answers += [(f"{e.assignment}/{e.path.name}", e.answer) for e in catalogue.entries()]
+    flagged = {name: tamper.scan(text) for name, text in answers if tamper.scan(text)}
+    assert not flagged, f"honest answers flagged as tampering: {flagged}"
+
+
+def test_every_attack_class_is_covered():
+    """The classes the threat model names, each with at least one attack."""
+    named = {
+        "comparisons": "patch_allclose",
+        "np.testing": "patch_testing",
+        "builtins": "replace_isinstance",
+        "check_grads": "replace_check_grads",
+        "set_custom_exc": "custom_exc",
+        "input transformers": "input_transformer",
+        "partial credit": "numeric_last_expression",
+        "settrace": "settrace_skip_asserts",
+        "__eq__": "always_equal",
+        "fake output and evidence": "fake_pass_output",
+        "patching jax": "patch_jax_vjp",
+        "reading files": "read_secrets",
+        "writing files and the gradebook": "write_everywhere",
+        "network and processes": "network_and_processes",
+    }
+    slugs = {a.slug for a in ATTACKS}
+    assert not [c for c, slug in named.items() if slug not in slugs]
