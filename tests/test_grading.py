@@ -66,7 +66,7 @@ def test_run_completes_and_leaves_submissions_untouched(graded):
 
 def test_csv_has_the_contract_header_and_a_row_per_submission(graded):
     header = (graded["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert header == "student_id,assignment,score,max_score"
+    assert header == "student_id,assignment,score,max_score,flags"  # flags: added after the contract's four
     assert set(read_grades(graded["out"])) == {(c.student, c.assignment) for c in CASES}
 
 
