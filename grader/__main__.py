@@ -108,12 +108,19 @@ def main(argv=None) -> int:
         default=course.CELL_TIMEOUT,
         help="seconds one cell may run before it is interrupted",
     )
+    grading.add_argument(
+        "--no-code-scan",
+        dest="scan_code",
+        action="store_false",
+        help="run student code even when it looks like tampering (verdicts and sandbox still apply); "
+        "for code you trust, such as the course's own robustness tests",
+    )
     grading.set_defaults(func=grade.main)
 
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
     demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(func=cmd_demo, ceiling=grade.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT)
+    demo.set_defaults(func=cmd_demo, ceiling=grade.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT, scan_code=True)
 
     args = parser.parse_args(argv)
     return args.func(args)

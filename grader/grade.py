@@ -572,7 +572,9 @@ def print_table(outcomes: list[Outcome], echo=print) -> None:
 
 def main(args) -> int:
     try:
-        outcomes = grade(Path(args.submitted), Path(args.out), args.jobs, args.ceiling, args.cell_timeout)
+        outcomes = grade(
+            Path(args.submitted), Path(args.out), args.jobs, args.ceiling, args.cell_timeout, scan_code=args.scan_code
+        )
     except UsageError as err:
         print(f"grader grade: {err}", file=sys.stderr)
         return 2

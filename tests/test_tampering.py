@@ -9,7 +9,6 @@ Every attack in grader/attacks rides on a known wrong answer. Two real grading r
 """
 
 import csv
-import hashlib
 import re
 from pathlib import Path
 
@@ -24,11 +23,7 @@ VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
 FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED)\b(.*)$", re.MULTILINE)
 
 
-def tree_digest(folder: Path) -> str:
-    sha = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
-    return sha.hexdigest()
+tree_digest = grade.folder_digest
 
 
 def read_csv(out: Path) -> dict:
