@@ -121,6 +121,12 @@ def test_attack_reaches_nothing(verdict_run, attack):
     assert not leaks, f"{attack.claim}: the kernel reached {leaks[:5]}"
 
 
+def test_forged_evidence_is_named_even_unscanned(verdict_run):
+    forger = verdict_run["outcomes"][("attack-fake_pass_output", "softplus")]
+    assert forger.score == 0 and "tampering" in forger.flags, (forger.score, forger.flags)
+    assert any("伪造的评分证据" in note for note in forger.notes), forger.notes
+
+
 def test_attacks_change_nothing_outside(verdict_run):
     assert verdict_run["protected_after"] == verdict_run["protected_before"], "solutions/ or exercises/ changed"
     assert verdict_run["after"] == verdict_run["before"], "other students' results or gradebook rows changed"
