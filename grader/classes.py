@@ -122,7 +122,8 @@ def broken_class(dest: Path, assignment: str) -> list[Expectation]:
 
 
 def demo_class(dest: Path) -> None:
-    """A small class: a model student, a blank hand-in, common mistakes and one broken file."""
+    """A small class: a model student, a blank hand-in, common mistakes, one broken file and one
+    tampering attempt."""
     for assignment in course.available():
         entries = catalogue.entries(assignment)
         wrong = [e for e in entries if e.kind == "wrong"]
@@ -135,6 +136,8 @@ def demo_class(dest: Path) -> None:
             write(dest, "dave", assignment, answered(assignment, right[0].answer))
     first = course.available()[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
+    forger = next(a for a in attacks() if a.slug == "patch_allclose")
+    write(dest, "frank", forger.assignment, answered(forger.assignment, forger.answer))
 
 
 @dataclass(frozen=True)

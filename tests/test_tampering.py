@@ -185,3 +185,23 @@ def test_every_attack_class_is_covered():
     }
     slugs = {a.slug for a in ATTACKS}
     assert not [c for c, slug in named.items() if slug not in slugs]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "%config IPCompleter.greedy=True",
+        "!ls /",
+        "x = __import__('os')",
+        "d = np.__dict__",
+        "f = getattr(np, 'allclose')",
+        "jax.interpreters.ad.primitive_jvps.update({})",
+        "np.testing.assert_allclose.__code__ = None",
+        "import importlib",
+        "from os import path",
+        "np.linalg.norm_table['x'] = 1",
+        "class A:\n    def __bool__(self):\n        return True",
+    ],
+)
+def test_scan_names_each_kind_of_reach(code):
+    assert tamper.scan("import jax\nimport numpy as np\n" + code), code
