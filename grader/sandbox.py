@@ -67,10 +67,11 @@ def command(folder: Path, env: dict[str, str]) -> list[str]:
         "--ro-bind", "/usr", "/usr",
         "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-        *binds,
         "--proc", "/proc", "--dev", "/dev",
+        # /tmp first: the venv, the repository or the kernel's folder may live under it.
         "--size", str(TMP_SIZE), "--perms", "1777", "--tmpfs", "/tmp",
-        "--bind", str(folder), str(folder),  # after /tmp: the folder may live under it
+        *binds,
+        "--bind", str(folder), str(folder),
         "--chdir", str(folder),
         "--clearenv",
         "--setenv", "PATH", f"{Path(sys.prefix) / 'bin'}:/usr/bin",
