@@ -71,6 +71,15 @@ def test_the_sandbox_is_available():
     assert why is None, f"make setup installs bubblewrap; grading here would be unsandboxed: {why}"
 
 
+def test_sandbox_keeps_a_checkout_under_tmp_visible(tmp_path):
+    """/tmp is a fresh tmpfs inside the sandbox; it must be mounted before the venv and the
+    kernel's folder are bound, or a checkout under /tmp (a CI clone) has no Python."""
+    cmd = sandbox.command(tmp_path, {})
+    tmpfs = cmd.index("--tmpfs")
+    binds = [i for i, arg in enumerate(cmd) if arg in ("--ro-bind", "--bind") and cmd[i + 1] != "/usr"]
+    assert binds and min(binds) > tmpfs
+
+
 @pytest.fixture(scope="module")
 def verdict_run(tmp_path_factory):
     """Grade the honest students, snapshot, add the attacks, grade again into the same folder."""
