@@ -276,7 +276,7 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
     notes, flags = [], []
     if anomalies:
         flags.append("tampering")
-        notes.append("检测到伪造的评分证据，本作业记 0 分：" + "；".join(anomalies))
+        notes.append("检测到篡改评分的迹象（伪造或被改动的评分证据），本作业记 0 分：" + "；".join(anomalies))
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if verdict.MIME in out.get("data", {}):

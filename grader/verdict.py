@@ -76,6 +76,13 @@ def read_evidence(nb) -> tuple[dict[str, dict], list[str]]:
         if not isinstance(payload, dict) or payload.get("test") != test:
             anomalies.append(f"测试 {test} 的评分证据标着别的测试名")
             continue
+        changed = payload.get("changed")
+        if not isinstance(changed, list) or not all(isinstance(name, str) for name in changed):
+            anomalies.append(f"测试 {test} 的评分证据格式不对（缺少运行时检查）")
+            continue
+        if changed:
+            anomalies.append(f"测试 {test} 运行时，这些函数或钩子已被改动：{', '.join(changed[:8])}")
+            continue
         try:
             evidence = decode(payload.get("evidence"))
             if not isinstance(evidence, dict) or "error" not in evidence:

@@ -97,6 +97,52 @@ def decode(value):
     raise ValueError(f"证据里出现了不认识的类型 {type(value).__name__}")
 
 
+# What tampering code would replace to pass tests it fails. `collect` reports any change since
+# this module was imported (in the setup cell, before the answer cell ran) and the grader treats
+# a change as tampering. Code in the same process could hide a change, so this only backs up the
+# answer scan and the verdicts that run outside the kernel (grader/README.md).
+_WATCHED = {
+    "builtins": "isinstance float int bool len abs min max sum print",
+    "numpy": "allclose isclose array_equal isfinite asarray",
+    "numpy.testing": "assert_allclose assert_array_equal",
+    "jax.numpy": "allclose isclose array_equal",
+    "jax": "grad vjp jvp jacfwd jacrev linearize make_jaxpr vmap jit",
+    "jax.test_util": "check_grads",
+}
+_HOOKS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers", "custom_exceptions")
+_EVENTS = ("pre_execute", "pre_run_cell")
+
+
+def _watched_state() -> dict:
+    import importlib
+    import sys
+
+    state = {"sys.settrace": sys.gettrace(), "sys.setprofile": sys.getprofile(), "sys.displayhook": sys.displayhook}
+    for module, names in _WATCHED.items():
+        loaded = importlib.import_module(module)
+        for name in names.split():
+            state[f"{module}.{name}"] = getattr(loaded, name, None)
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return state
+    for hook in _HOOKS:
+        state[f"IPython {hook}"] = tuple(getattr(shell, hook, ()))
+    for event in _EVENTS:
+        state[f"IPython event {event}"] = tuple(shell.events.callbacks.get(event, ()))
+    return state
+
+
+_BASELINE = _watched_state()
+
+
+def changed_since_setup() -> list[str]:
+    """Names of watched functions and hooks that differ from when the setup cell ran."""
+    now = _watched_state()
+    return sorted(k for k in now if k not in _BASELINE or not (now[k] is _BASELINE[k] or now[k] == _BASELINE[k]))
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0][:300] if text else ''}"
@@ -117,5 +163,6 @@ def collect(test_id: str, compute) -> dict:
         from IPython.display import display
 
         message = f"🔒 测试 {test_id}：证据已交给评分程序，判定在评分程序里进行。"
-        display({MIME: {"test": test_id, "evidence": evidence}, "text/plain": message}, raw=True)
+        payload = {"test": test_id, "evidence": evidence, "changed": changed_since_setup()}
+        display({MIME: payload, "text/plain": message}, raw=True)
     return decode(evidence)

@@ -133,7 +133,7 @@ def test_attack_reaches_nothing(verdict_run, attack):
 def test_forged_evidence_is_named_even_unscanned(verdict_run):
     forger = verdict_run["outcomes"][("attack-fake_pass_output", "softplus")]
     assert forger.score == 0 and "tampering" in forger.flags, (forger.score, forger.flags)
-    assert any("伪造的评分证据" in note for note in forger.notes), forger.notes
+    assert any("检测到篡改评分的迹象" in note and "评分证据" in note for note in forger.notes), forger.notes
 
 
 def test_attacks_change_nothing_outside(verdict_run):

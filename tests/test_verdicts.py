@@ -82,8 +82,9 @@ def _notebook(*cells):
     return nb
 
 
-def _evidence(test, **values):
-    data = {MIME: {"test": test, "evidence": encode({"error": None, **values})}, "text/plain": "x"}
+def _evidence(test, changed=(), **values):
+    payload = {"test": test, "evidence": encode({"error": None, **values}), "changed": list(changed)}
+    data = {MIME: payload, "text/plain": "x"}
     return nbformat.v4.new_output("display_data", data=data)
 
 
@@ -100,12 +101,26 @@ def test_evidence_is_read_only_from_its_own_test_cell():
         ([("t1", [_evidence("t1", y=1.0), _evidence("t1", y=2.0)])], "2 份"),
         ([("t1", [_evidence("t2", y=1.0)])], "别的测试名"),
         ([("t1", [nbformat.v4.new_output("display_data", data={MIME: {"test": "t1", "evidence": {"y": 1}}})])], "格式"),
+        ([("t1", [_evidence("t1", changed=["numpy.allclose"], y=1.0)])], "numpy.allclose"),
     ],
-    ids=["outside a test cell", "twice", "wrong test id", "malformed"],
+    ids=["outside a test cell", "twice", "wrong test id", "malformed", "functions replaced"],
 )
 def test_forged_evidence_is_an_anomaly(cells, anomaly):
     found, anomalies = verdict.read_evidence(_notebook(*cells))
     assert "t1" not in found and any(anomaly in a for a in anomalies), anomalies
+
+
+def test_runtime_check_sees_replaced_functions_and_hooks():
+    import ch4check
+
+    assert ch4check.changed_since_setup() == []
+    original = np.allclose
+    try:
+        np.allclose = lambda *args, **kwargs: True
+        assert ch4check.changed_since_setup() == ["numpy.allclose"]
+    finally:
+        np.allclose = original
+    assert ch4check.changed_since_setup() == []
 
 
 def test_judge_fails_every_test_without_evidence_and_never_calls_student_code():
