@@ -82,7 +82,11 @@ class _Scan(ast.NodeVisitor):
             and isinstance(_root(func.value), ast.Name)
             and _root(func.value).id in self.modules
         ):
-            self.note(node, f"调用 .{func.attr}() 改动了模块里的数据")
+            what = ast.unparse(func.value)
+            if what == "jax.config":
+                self.note(node, "用 jax.config.update 改了 JAX 的全局设置（评分按默认设置进行，作答区不能改它）")
+            else:
+                self.note(node, f"调用 {what}.{func.attr}() 改动了模块里的数据")
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
