@@ -152,8 +152,12 @@ class Attack:
     code: str
 
     @property
+    def base_answer(self) -> str:
+        return (course.CATALOGUE / self.assignment / f"{self.base}.py").read_text(encoding="utf-8")
+
+    @property
     def answer(self) -> str:
-        return (course.CATALOGUE / self.assignment / f"{self.base}.py").read_text(encoding="utf-8") + "\n\n" + self.code
+        return self.base_answer + "\n\n" + self.code
 
 
 def attacks() -> list[Attack]:
@@ -184,8 +188,7 @@ def honest_class(dest: Path, chosen: list[Attack]) -> list[tuple[str, str]]:
     for assignment in sorted({a.assignment for a in chosen}):
         write(dest, f"ref-{assignment}", assignment, answered(assignment, catalogue.reference_answer(assignment)))
         students.append((f"ref-{assignment}", assignment))
-    for assignment, base in sorted({(a.assignment, a.base) for a in chosen}):
-        answer = (course.CATALOGUE / assignment / f"{base}.py").read_text(encoding="utf-8")
-        write(dest, f"base-{base}", assignment, answered(assignment, answer))
-        students.append((f"base-{base}", assignment))
+    for attack in {(a.assignment, a.base): a for a in chosen}.values():
+        write(dest, f"base-{attack.base}", attack.assignment, answered(attack.assignment, attack.base_answer))
+        students.append((f"base-{attack.base}", attack.assignment))
     return students

@@ -38,6 +38,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import ch4check
 import nbformat
 from ch4check import SEED_ENV
 
@@ -159,7 +160,7 @@ def folder_digest(folder: Path) -> str:
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
     sha = hashlib.sha256()
-    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, verdict.KIT):
+    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, ch4check.__file__):
         sha.update(Path(module).read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
@@ -252,14 +253,19 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     return notes
 
 
-def student_seed(root: Path, student: str, assignment: str) -> str:
-    """The seed of a student's test inputs: secret, fixed for this OUT_DIR (so re-grading gives
-    the same grades), different for every student and assignment."""
+def make_grading_secret(root: Path) -> None:
+    """Once per OUT_DIR, before the workers start: the key of every student's seed."""
     key = root / "grading-secret"
     if not key.exists():
         key.write_text(os.urandom(32).hex())
         key.chmod(0o600)
-    return hmac.new(key.read_text().encode(), f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
+
+
+def student_seed(root: Path, student: str, assignment: str) -> str:
+    """The seed of a student's test inputs: secret, fixed for this OUT_DIR (so re-grading gives
+    the same grades), different for every student and assignment."""
+    key = (root / "grading-secret").read_text().encode()
+    return hmac.new(key, f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
 
 
 def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tuple[list[str], list[str]]:
@@ -438,6 +444,7 @@ def grade(
     if not sandboxed:
         print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
     prepare_course(root)
+    make_grading_secret(root)
     cache_path = root / "outcomes.json"
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
 

@@ -1,7 +1,7 @@
 """Student kernels run with least privilege: bubblewrap namespaces plus an unprivileged user.
 
-`SandboxKernelManager` is a jupyter_client KernelManager that nbgrader's Execute step uses
-(`c.Execute.kernel_manager_class`). Each kernel gets:
+`SandboxKernelManager` is a jupyter_client KernelManager; `autograde_preprocessors()` puts it
+into nbgrader's Execute step. Each kernel gets:
 
 * its own mount namespace holding only what Python needs, read-only: /usr, the Python install,
   the course venv and kit/ (ch4check). solutions/, the gradebook, the course folder and other
@@ -28,6 +28,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+import ch4check
+from ch4check import SEED_ENV
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
@@ -37,8 +39,8 @@ NOBODY = 65534
 TMP_SIZE = 512 * 2**20  # bytes of /tmp inside the sandbox
 MAX_FILE = 256 * 2**20  # bytes of any file the kernel writes
 MAX_PROCS = 4096  # per user: stops a fork bomb, leaves room for XLA's threads
-KIT = REPO / "kit"
-PASSED_ENV = ("JAX_PLATFORMS", "MPLBACKEND", "CH4_GRADING_SEED", "LANG", "LC_ALL")
+KIT = Path(ch4check.__file__).parent  # what exercise test cells import
+PASSED_ENV = ("JAX_PLATFORMS", "MPLBACKEND", SEED_ENV, "LANG", "LC_ALL")
 
 
 def _as_root() -> bool:

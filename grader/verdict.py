@@ -13,13 +13,10 @@ import copy
 import functools
 from dataclasses import dataclass
 
-import ch4check
 import nbformat
 from ch4check import MIME, VERDICT_MARKER, decode, derive_seed
 
 from grader import course
-
-KIT = ch4check.__file__  # the kernel-side half of every test
 
 HIDDEN_END = "### END HIDDEN TESTS"
 

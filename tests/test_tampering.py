@@ -57,13 +57,10 @@ def results_of(out: Path, students) -> dict:
 
 def planted_files() -> list[Path]:
     """Marker files the write attack tried to leave: anywhere on this machine it might reach."""
-    places = [REPO, Path("/tmp"), Path.home(), Path("/work")]
-    found = []
-    for place in places:
-        found += [p for p in place.glob("PWNED-by-attack")]
-        found += [p for p in place.glob("*/PWNED-by-attack")]
-    found += list(REPO.rglob("PWNED-by-attack"))
-    return sorted(set(found))
+    found = set(REPO.rglob("PWNED-by-attack"))
+    for place in (Path("/tmp"), Path.home(), REPO.parent):
+        found.update(place.glob("PWNED-by-attack"), place.glob("*/PWNED-by-attack"))
+    return sorted(found)
 
 
 def test_the_sandbox_is_available():
