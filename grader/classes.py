@@ -148,7 +148,7 @@ class Attack:
     claim: str  # the docstring's first line
     assignment: str
     base: str  # the catalogue slug of the wrong answer it rides on, e.g. "wrong_naive_forward"
-    layers: tuple[str, ...]  # "scan": the answer scan flags it; "verdict": the verdicts alone defeat it
+    layers: tuple[str, ...]  # "rules": it breaks an answering rule; "verdict": it gains nothing even when run
     code: str
 
     @property
@@ -161,6 +161,11 @@ class Attack:
 
 
 def attacks() -> list[Attack]:
+    """The attack files, then one shadowing attack per assignment."""
+    return file_attacks() + [shadowing_attack(a) for a in course.available()]
+
+
+def file_attacks() -> list[Attack]:
     found = []
     for path in sorted((course.CATALOGUE.parent / "attacks").glob("*.py")):
         code = path.read_text(encoding="utf-8")
@@ -171,6 +176,40 @@ def attacks() -> list[Attack]:
         claim = code.split('"""')[1].strip().splitlines()[0]
         found.append(Attack(path.stem, claim, assignment, base, tuple(header["layers"].split()), code))
     return found
+
+
+def test_cell_names(assignment: str) -> set[str]:
+    """Every name the assignment's test cells read, found by parsing them (hidden tests included)."""
+    from ch4check import free_names, split_test_cell
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    cells = [c for c in source.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+    return set().union(*(free_names(split_test_cell(c.source)) for c in cells))
+
+
+def shadowing_attack(assignment: str) -> Attack:
+    """A wrong answer followed by a redefinition of every name a test cell reads (helpers,
+    builtins, modules), except the interface and what the answer itself uses: with tests that
+    read the student's namespace, each redefinition would be a way to forge a result."""
+    import ast
+
+    base = next(e for e in catalogue.entries(assignment) if e.kind == "wrong")
+    uses = {n.id for n in ast.walk(ast.parse(base.answer)) if isinstance(n, ast.Name)}
+    names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
+    code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
+    claim = f"redefine all {len(names)} names the test cells read ({', '.join(names[:6])}, ...) as forgers"
+    return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", ("verdict",), code)
+
+
+def interface(assignment: str) -> list[str]:
+    """The names `start_tests` takes from the student's namespace, read from the setup cell."""
+    import ast
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]
+    call = next(n for n in calls if getattr(n.func, "id", None) == "start_tests")
+    return list(ast.literal_eval(call.keywords[0].value))
 
 
 def attack_class(dest: Path, layer: str) -> list[Attack]:

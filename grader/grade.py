@@ -14,11 +14,12 @@ that a broken submission cannot derail:
 * A submission whose bytes and whose assignment source have not changed since the last run in
   the same OUT_DIR is not graded again: re-runs are idempotent and only new work is done.
 
-Tamper resistance (grader/README.md has the threat model): the answer cell is read for
-tampering before it runs (grader/tamper.py); kernels run in a sandbox (grader/sandbox.py) and
-run each test without its verdict; the verdicts run here, on the evidence the kernel sent out,
-with inputs from a per-student secret seed (grader/verdict.py), and their points replace
-nbgrader's in the gradebook before the feedback is written.
+Tamper resistance (grader/README.md has the threat model): the student's code is checked
+against the answering rules before it runs (kit/ch4rules.py; a broken rule: not run, 0, flag
+`rules`); kernels run in a sandbox (grader/sandbox.py) and run each test without its verdict;
+the verdicts run here, on the evidence the kernel sent out, with inputs from a per-student
+secret seed (grader/verdict.py), and their points replace nbgrader's in the gradebook before
+the feedback is written.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import ch4check
+import ch4rules
 import nbformat
 from ch4check import SEED_ENV
 
-from grader import REPO, course, sandbox, tamper, verdict
+from grader import REPO, course, feedback, sandbox, verdict
 
 CEILING_SECONDS = 300  # per submission; a correct one needs ~10-30 s on a busy 2-core machine
-MAX_OUTPUT_CHARS = 100_000  # per output in the feedback; the score is computed before trimming
 
 
 class UsageError(Exception):
@@ -61,22 +62,69 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     digest: str = ""
     graded: bool = False  # False: nbgrader produced no score (the notes say why)
-    flags: list[str] = field(default_factory=list)  # "tampering", "unsandboxed": for the instructor
+    flags: list[str] = field(default_factory=list)  # "tampering", "rules", "unsandboxed": for the instructor
 
 
 # ---------------------------------------------------------------------------------------------
 # Checking a submission before nbgrader sees it
 
 
+RULES_NOTE = (
+    "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
+    "（在 JupyterLab 里运行作答区时会看到同样的提示）："
+)
+# nbgrader's cell metadata and the types it must have; a cell with anything else is unmarked.
+NBGRADER_TYPES = {
+    "grade_id": str,
+    "grade": bool,
+    "solution": bool,
+    "locked": bool,
+    "task": bool,
+    "points": (int, float),
+}
+
+
+def _nbgrader_meta(cell) -> dict | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else None
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source  # JSON keeps lines
+
+
 def _grade_ids(nb) -> dict[str, dict]:
     found = {}
     for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader")
-        if isinstance(meta, dict) and "grade_id" in meta:
-            source = cell.get("source", "")
-            source = "".join(source) if isinstance(source, list) else source  # JSON keeps lines
-            found.setdefault(meta["grade_id"], {"meta": meta, "source": source})
+        meta = _nbgrader_meta(cell)
+        if meta is not None and "grade_id" in meta:
+            found.setdefault(meta["grade_id"], {"meta": meta, "source": _source(cell)})
     return found
+
+
+def _well_typed(meta: dict) -> bool:
+    """Flags are real booleans, grade_id is text, points a number (and not a boolean)."""
+    for key, kind in NBGRADER_TYPES.items():
+        if key not in meta:
+            continue
+        value = meta[key]
+        if (type(value) is bool) != (kind is bool) or not isinstance(value, kind):
+            return False
+    return True
+
+
+def drop_malformed_metadata(nb) -> list[str]:
+    """Unmark cells whose nbgrader metadata has the wrong types (a list as grade_id, text as
+    points): nbgrader then restores the real cell from the gradebook, as for a deleted one."""
+    dropped = []
+    for index, cell in enumerate(nb.cells):
+        if "nbgrader" in cell.get("metadata", {}) and not _well_typed(_nbgrader_meta(cell) or {"grade_id": None}):
+            del cell.metadata["nbgrader"]
+            dropped.append(str(index + 1))
+    if not dropped:
+        return []
+    return [f"第 {', '.join(dropped)} 个单元格的评分元数据格式不对，已当作未标记的单元格（评分单元格按发布版恢复）"]
 
 
 def compare_with_release(submitted, release) -> list[str]:
@@ -101,7 +149,7 @@ def compare_with_release(submitted, release) -> list[str]:
     ]
     if retagged:
         notes.append(f"改动了单元格 {', '.join(retagged)} 的评分元数据（分值或标记）：已恢复")
-    added = sum(1 for c in submitted.cells if "nbgrader" not in c.get("metadata", {}))
+    added = sum(1 for c in submitted.cells if _nbgrader_meta(c) is None)
     if added:
         notes.append(f"新增了 {added} 个单元格：它们会照常运行，但不计分")
     return notes
@@ -110,6 +158,8 @@ def compare_with_release(submitted, release) -> list[str]:
 def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
     """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
     expected = f"{assignment}.ipynb"
+    if folder.is_symlink():
+        return None, [f"作业文件夹 {folder.name} 是符号链接：为安全起见不跟随，请提交文件本身"]
     notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
     path = folder / expected
     notes = []
@@ -119,6 +169,8 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
             return None, [f"缺少 notebook {expected}（收到：{found}）"]
         path = notebooks[0]
         notes.append(f"文件名应为 {expected}，收到 {path.name}：已按 {expected} 评分")
+    if path.is_symlink() or not path.is_file():
+        return None, notes + [f"{path.name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"]
     raw = path.read_bytes()
     if not raw.strip():
         return None, notes + [f"{path.name} 是空文件"]
@@ -132,27 +184,32 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
             nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
             nbformat.validate(nb)
     except Exception as err:  # nbformat raises several classes; any of them means "not a notebook"
-        message = str(err).strip().splitlines()[0][:200]
+        message = (str(err).strip().splitlines() or [""])[0][:200]
         return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
+    notes += drop_malformed_metadata(nb)
     return nb, notes + compare_with_release(nb, release)
 
 
 def student_code_problems(nb, release) -> list[str]:
-    """Tampering found in the code cells the student wrote: every code cell except the locked
-    ones, which nbgrader puts back as released before anything runs."""
+    """The answering rules broken in the code cells the student wrote: every code cell except
+    the locked ones, which nbgrader puts back as released before anything runs."""
     restored = {gid for gid, cell in _grade_ids(release).items() if cell["meta"].get("locked")}
     found = []
     for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader")
-        if cell.get("cell_type") == "code" and not (isinstance(meta, dict) and meta.get("grade_id") in restored):
-            source = cell.get("source", "")
-            found += tamper.scan("".join(source) if isinstance(source, list) else source)
+        meta = _nbgrader_meta(cell) or {}
+        if cell.get("cell_type") == "code" and meta.get("grade_id") not in restored:
+            found += ch4rules.problems(_source(cell))
     return found
 
 
 def folder_digest(folder: Path) -> str:
+    """What a submission folder holds (symbolic links count by where they point, unread)."""
     sha = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    if folder.is_symlink():
+        return hashlib.sha256(str(folder.readlink()).encode()).hexdigest()
+    for path in sorted(p for p in folder.rglob("*") if p.is_symlink()):
+        sha.update(str(path.relative_to(folder)).encode() + b"\0->" + str(path.readlink()).encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
         sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return sha.hexdigest()
 
@@ -160,7 +217,7 @@ def folder_digest(folder: Path) -> str:
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
     sha = hashlib.sha256()
-    for module in (__file__, course.__file__, verdict.__file__, tamper.__file__, sandbox.__file__, ch4check.__file__):
+    for module in (__file__, course.__file__, verdict.__file__, ch4rules.__file__, sandbox.__file__, ch4check.__file__, feedback.__file__):
         sha.update(Path(module).read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
@@ -215,9 +272,17 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
     if sandboxed:
         config.Autograde.autograde_preprocessors = sandbox.autograde_preprocessors()
+    else:  # outputs are capped either way
+        config.Autograde.autograde_preprocessors = feedback.autograde_preprocessors()
     # Feedback shows each test's outcome and message but not the hidden tests' code, so an
-    # assignment can be reused next term.
-    config.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+    # assignment can be reused next term. Nothing the student wrote is live in it (grader/feedback.py).
+    config.GenerateFeedback.preprocessors = [
+        GetGrades,
+        ClearHiddenTests,
+        CSSHTMLHeaderPreprocessor,
+        feedback.SanitizeFeedback,
+    ]
+    feedback.configure(config)
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     api.log.setLevel(logging.ERROR)
     return api
@@ -231,7 +296,7 @@ def _failure_reason(log: str) -> str:
 
 
 def review_autograded(path: Path, cell_timeout: int) -> list[str]:
-    """Notes about how the run went (timeouts, huge output); trims huge output for the feedback."""
+    """Notes about how the run went (timeouts, huge output capped while it ran)."""
     nb = nbformat.read(path, as_version=4)
     notes, trimmed = [], False
     for cell in nb.cells:
@@ -244,12 +309,9 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
                     notes.append("作答区还没有作答（仍是 raise NotImplementedError()）")
                 else:
                     notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
-            if out.get("output_type") == "stream" and len(out.get("text", "")) > MAX_OUTPUT_CHARS:
-                out["text"] = out["text"][:MAX_OUTPUT_CHARS] + "\n…[输出过长，已截断]\n"
-                trimmed = True
+            trimmed = trimmed or feedback.is_capped(out)
     if trimmed:
-        notes.append(f"输出过长（单个输出超过 {MAX_OUTPUT_CHARS} 字符）：反馈中已截断")
-        nbformat.write(nb, path)
+        notes.append(f"输出过长或过多（单个输出超过 {feedback.MAX_OUTPUT_CHARS} 字符或单元格输出太多）：反馈中已截断")
     return notes
 
 
@@ -317,24 +379,33 @@ def _worker(root: str, cell_timeout: int, sandboxed: bool, tasks, results) -> No
     while (task := tasks.get()) is not None:
         student, assignment = task
         results.put(("start", student, assignment, os.getpid()))
-        notes, flags = [], []
-        seed = student_seed(root, student, assignment)
-        os.environ[SEED_ENV] = seed  # the kernel's test inputs; the sandbox passes it on
         try:
-            result = api.autograde(assignment, student, force=True, create=True)
-        finally:
-            del os.environ[SEED_ENV]
-        autograded = course.notebook_path(root / "autograded" / student, assignment)
-        if result["success"] and autograded.exists():
-            notes += review_autograded(autograded, cell_timeout)
-            judged_notes, flags = judge_autograded(root, student, assignment, seed)
-            notes += judged_notes
-            feedback = api.generate_feedback(assignment, student, force=True)
-            if not feedback["success"]:
-                notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
-        else:
-            notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
-        results.put(("done", student, assignment, result["success"], notes, flags))
+            succeeded, notes, flags = _grade_one(api, root, student, assignment, cell_timeout)
+        except Exception as err:  # noqa: BLE001 - this submission gets 0 with the reason; the rest go on
+            reason = f"评分程序处理这份提交时出错（{type(err).__name__}），记 0 分；请联系助教"
+            succeeded, notes, flags = False, [reason], []
+        results.put(("done", student, assignment, succeeded, notes, flags))
+
+
+def _grade_one(api, root: Path, student: str, assignment: str, cell_timeout: int) -> tuple[bool, list[str], list[str]]:
+    notes, flags = [], []
+    seed = student_seed(root, student, assignment)
+    os.environ[SEED_ENV] = seed  # the kernel's test inputs; the sandbox passes it on
+    try:
+        result = api.autograde(assignment, student, force=True, create=True)
+    finally:
+        del os.environ[SEED_ENV]
+    autograded = course.notebook_path(root / "autograded" / student, assignment)
+    if result["success"] and autograded.exists():
+        notes += review_autograded(autograded, cell_timeout)
+        judged_notes, flags = judge_autograded(root, student, assignment, seed)
+        notes += judged_notes
+        feedback = api.generate_feedback(assignment, student, force=True)
+        if not feedback["success"]:
+            notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
+    else:
+        notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
+    return result["success"], notes, flags
 
 
 def _kill_kernels(worker_pid: int) -> None:
@@ -404,7 +475,7 @@ def run_workers(
 def discover(submitted: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(known, unknown) (student, assignment) pairs in nbgrader's submitted layout."""
     known, unknown = [], []
-    for student in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for student in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.is_symlink() and p.name[0] != "."):
         for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
             (known if folder.name in course.available() else unknown).append((student.name, folder.name))
     return known, unknown
@@ -431,6 +502,8 @@ def grade(
         if _overlaps(out, protected.resolve()):
             raise UsageError(f"--out {out} overlaps {protected}; choose a separate output folder")
     known, unknown = discover(submitted)
+    for link in sorted(p.name for p in submitted.iterdir() if p.is_symlink()):
+        echo(f"  skip  {link}: a symbolic link, not followed (hand in the folder itself)")
     for student, name in unknown:
         echo(f"  skip  {student}/{name}: unknown assignment (known: {', '.join(course.available())})")
     if not known:
@@ -462,20 +535,13 @@ def grade(
             outcomes[(student, assignment)] = Outcome(**previous)
             continue
         outcome = Outcome(student, assignment, digest=digest)
-        nb, outcome.notes = read_submission(folder, assignment, releases[assignment])
-        outcome.flags = [] if sandboxed else ["unsandboxed"]
-        found = student_code_problems(nb, releases[assignment]) if nb is not None and scan_code else []
-        if found:  # disqualified before it runs: nothing of it reaches a kernel
-            outcome.flags.insert(0, "tampering")
-            outcome.notes.append("检测到篡改评分的代码，本作业记 0 分（如认为误判，请联系助教）：" + "；".join(found))
-            nb = None
+        nb, outcome.notes, outcome.flags = intake(folder, assignment, releases[assignment], scan_code)
+        outcome.flags += [] if sandboxed else ["unsandboxed"]
         target = course.notebook_path(root / "submitted" / student, assignment)
         shutil.rmtree(target.parent, ignore_errors=True)
         shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
         shutil.rmtree(root / "feedback" / student / assignment, ignore_errors=True)
-        if nb is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, target)
+        if nb is not None and _write_for_grading(nb, target, outcome):
             pending.append((student, assignment))
         outcomes[(student, assignment)] = outcome
     echo(f"  {len(known) - len(pending)} unchanged or unreadable, {len(pending)} to autograde")
@@ -495,6 +561,29 @@ def grade(
     cache_path.write_text(json.dumps(cache, indent=1, ensure_ascii=False))
     _write_outputs(root, out, outcomes)
     return [outcomes[k] for k in sorted(outcomes)]
+
+
+def intake(folder: Path, assignment: str, release, scan_code: bool) -> tuple[object | None, list[str], list[str]]:
+    """(notebook to grade or None, notes, flags) for one submission. Never raises: whatever a
+    submission holds, the worst it gets is a 0 with the reason, and the class goes on."""
+    try:
+        nb, notes = read_submission(folder, assignment, release)
+        found = student_code_problems(nb, release) if nb is not None and scan_code else []
+    except Exception as err:  # noqa: BLE001 - one odd file must not stop the class
+        return None, [f"评分程序无法读取这份提交（{type(err).__name__}），本作业记 0 分；请联系助教"], []
+    if found:  # not run: nothing of it reaches a kernel
+        return None, notes + [RULES_NOTE + "；".join(found)], ["rules"]
+    return nb, notes, []
+
+
+def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+        return True
+    except Exception as err:  # noqa: BLE001 - e.g. text nbformat cannot write back
+        outcome.notes.append(f"评分程序无法保存这份提交（{type(err).__name__}），本作业记 0 分；请联系助教")
+        return False
 
 
 def _register_students(root: Path, students: set[str]) -> None:
@@ -538,6 +627,7 @@ def _notes_html(outcome: Outcome) -> str:
 
 
 def _write_outputs(root: Path, out: Path, outcomes: dict) -> None:
+    feedback.copy_mathjax(out / "feedback")  # the pages load it from there
     for (student, assignment), outcome in outcomes.items():
         target = out / "feedback" / student / assignment
         shutil.rmtree(target, ignore_errors=True)

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 
 import nbformat
-from ch4check import MIME, VERDICT_MARKER, decode, derive_seed
+from ch4check import MIME, VERDICT_MARKER, decode, derive_seed, run_test_body, split_test_cell, test_namespace
 
 from grader import course
 
@@ -127,21 +127,21 @@ def _source(assignment: str):
 
 
 def judge(assignment: str, evidence: dict[str, dict], secret: str) -> list[TestResult]:
-    """Run every test cell of the source notebook here, on `evidence`, with the student's seed."""
-    namespace: dict = {"__name__": "__verdict__"}
+    """Run every test cell of the source notebook here, on `evidence`, with the student's seed.
+
+    Each body gets the namespace a test cell gets in the kernel, built by the kit, with no
+    interface objects: `collect` returns the kernel's evidence instead of calling anything."""
+    seed = functools.partial(derive_seed, secret)
     results = []
     for cell in _source(assignment).cells:
+        if not is_test(cell):
+            continue
         meta = _meta(cell)
-        if cell.cell_type != "code" or meta.get("grade_id") == course.ANSWER_ID:
-            continue
-        if not is_test(cell):  # the course's own set-up cells (imports)
-            exec(compile(cell.source, f"<{assignment}:{meta.get('grade_id')}>", "exec"), namespace)
-            namespace["seed_for"] = functools.partial(derive_seed, secret)
-            continue
         test, points = meta["grade_id"], float(meta.get("points", 0))
-        namespace["collect"] = functools.partial(_given, evidence, test)
+        body = split_test_cell(cell.source)
+        namespace = test_namespace(body, {}, collect=functools.partial(_given, evidence, test), seed_for=seed)
         try:
-            exec(compile(cell.source, f"<{assignment}:{test}>", "exec"), namespace)
+            run_test_body(body, namespace, f"<{assignment}:{test}>")
             results.append(TestResult(test, points, points, None))
         except Exception as err:  # noqa: BLE001 - a failed verdict of any kind scores 0
             results.append(TestResult(test, 0.0, points, _message(err)))

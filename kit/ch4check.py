@@ -1,10 +1,16 @@
 """Evidence for the graded exercises: test cells collect it, a verdict judges it.
 
-Every test cell of an exercise has three parts:
+Every test cell of an exercise starts with the line ``%%ch4test`` and has three parts:
 
     # —— 输入 ——      inputs drawn from ``seed_for(test_id)`` (NumPy only, no student code)
     # —— 收集证据 ——  ``_ev = collect(test_id, lambda: {...})`` calls the student's functions
     # —— 判定 ——      asserts on ``_ev`` against references computed from the inputs
+
+The cell magic (registered by the locked setup cell through ``start_tests``) runs the body in a
+fresh namespace that this module builds: the trusted imports the body names (``TRUSTED``), the
+kit's ``collect`` and ``seed_for``, and only the exercise's interface names taken from the
+student's namespace. So an answer cell that redefines ``collect``, ``isinstance``, ``np`` or any
+other name a test reads changes nothing in the test.
 
 While a student works, the whole cell runs in their kernel and the seed is fresh each time.
 During grading the kernel runs only the first two parts: ``collect`` sends the evidence out as a
@@ -15,16 +21,41 @@ kernel imports, and nothing in it decides a score.
 
 from __future__ import annotations
 
+import ast
 import base64
+import builtins
 import hashlib
 import hmac
+import importlib
 import os
+import types
 
 import numpy as np
 
 SEED_ENV = "CH4_GRADING_SEED"  # set by the grader for each (student, assignment)
 MIME = "application/vnd.ch4.evidence+json"
 VERDICT_MARKER = "# —— 判定 ——"
+TEST_MAGIC = "%%ch4test"  # the first line of every test cell
+
+# What a test body may name besides the interface: local name -> "module" or "module:attribute".
+# The kit imports these itself; the student's namespace is never consulted for them.
+TRUSTED = types.MappingProxyType(
+    {
+        "jax": "jax",
+        "jnp": "jax.numpy",
+        "lax": "jax.lax",
+        "np": "numpy",
+        "optax": "optax",
+        "contextlib": "contextlib",
+        "io": "io",
+        "re": "re",
+        "partial": "functools:partial",
+        "namedtuple": "collections:namedtuple",
+        "check_grads": "jax.test_util:check_grads",
+        "print_saved_residuals": "jax.ad_checkpoint:print_saved_residuals",
+        "solve_ivp": "scipy.integrate:solve_ivp",
+    }
+)
 
 _ARRAY_KEY = "__ndarray__"
 _DTYPES = {"|b1", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8"}
@@ -106,7 +137,8 @@ _WATCHED = {
     "numpy": "allclose isclose array_equal isfinite asarray",
     "numpy.testing": "assert_allclose assert_array_equal",
     "jax.numpy": "allclose isclose array_equal",
-    "jax": "grad vjp jvp jacfwd jacrev linearize make_jaxpr vmap jit",
+    "jax": "grad vjp jvp jacfwd jacrev linearize make_jaxpr vmap jit custom_vjp custom_jvp pure_callback",
+    "jax.ad_checkpoint": "print_saved_residuals",
     "jax.test_util": "check_grads",
 }
 _HOOKS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers", "custom_exceptions")
@@ -166,3 +198,103 @@ def collect(test_id: str, compute) -> dict:
         payload = {"test": test_id, "evidence": evidence, "changed": changed_since_setup()}
         display({MIME: payload, "text/plain": message}, raw=True)
     return decode(evidence)
+
+
+# ---------------------------------------------------------------------------------------------
+# Test cells run in a namespace the kit builds, in the student's kernel and in the grader alike
+
+
+def free_names(body: str) -> set[str]:
+    """Every name the body reads (a superset of what it needs from outside: cheap and safe)."""
+    return {node.id for node in ast.walk(ast.parse(body)) if isinstance(node, ast.Name)}
+
+
+def _trusted(spec: str):
+    module, _, attribute = spec.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
+
+
+def test_namespace(body: str, interface: dict, **helpers) -> dict:
+    """The globals of one test cell: real builtins, the trusted imports it names, `helpers`
+    (``collect``, ``seed_for``) and the interface objects, and nothing else."""
+    names = free_names(body)
+    namespace = {"__builtins__": builtins, "__name__": "__ch4test__"}
+    namespace.update({name: _trusted(spec) for name, spec in TRUSTED.items() if name in names})
+    namespace.update(helpers)
+    namespace.update(interface)
+    return namespace
+
+
+def split_test_cell(source: str) -> str:
+    """The body of a ``%%ch4test`` cell (the source itself when the line is missing)."""
+    first, _, rest = source.partition("\n")
+    return rest if first.strip().startswith(TEST_MAGIC) else source
+
+
+def run_test_body(body: str, namespace: dict, filename: str) -> None:
+    # optimize=0: asserts are the verdicts, and `python -O` must not strip them
+    exec(compile(body, filename, "exec", optimize=0), namespace)
+
+
+class _Tests:
+    """The state ``start_tests`` sets up in a student's kernel."""
+
+    interface: tuple[str, ...] = ()
+    rule_problems: dict[str, list[str]] = {}  # cell -> the rules it breaks, while a student works
+    setup_count = -1
+
+
+def start_tests(interface) -> None:
+    """Called by the locked setup cell: register ``%%ch4test`` and, while a student works, check
+    each cell they run against the answering rules (the grader checks the same before grading)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    _Tests.interface = tuple(interface)
+    if shell is None:
+        return
+    shell.register_magic_function(_ch4test, magic_kind="cell", magic_name=TEST_MAGIC.lstrip("%"))
+    if not grading():
+        _Tests.setup_count = shell.execution_count
+        shell.events.register("post_run_cell", _check_rules)
+
+
+def _check_rules(result) -> None:
+    from IPython import get_ipython
+
+    info = result.info
+    source = info.raw_cell or ""
+    if get_ipython().execution_count == _Tests.setup_count or source.lstrip().startswith(TEST_MAGIC):
+        return
+    import ch4rules
+
+    key = getattr(info, "cell_id", None) or source
+    found = ch4rules.problems(source)
+    if found:
+        _Tests.rule_problems[key] = found
+        print("⚠️ 这个单元格没有遵守作答规则，评分时本题会记 0 分（不会运行）：\n  " + "\n  ".join(found))
+        print("作答规则：" + ch4rules.RULES_SUMMARY)
+    else:
+        _Tests.rule_problems.pop(key, None)
+
+
+def _ch4test(line: str, cell: str) -> None:
+    """Run one test cell's body in a fresh namespace (see the module docstring)."""
+    from IPython import get_ipython
+
+    problems = [p for found in _Tests.rule_problems.values() for p in found]
+    if problems and not grading():
+        raise AssertionError("作答区没有遵守作答规则，评分时本题记 0 分：" + "；".join(problems[:5]))
+    user = get_ipython().user_ns
+    interface = {name: user[name] for name in _Tests.interface if name in user}
+    ids: list[str] = []
+
+    def collecting(test_id, compute):
+        ids.append(test_id)
+        return collect(test_id, compute)
+
+    namespace = test_namespace(cell, interface, collect=collecting, seed_for=seed_for)
+    run_test_body(cell, namespace, "<测试单元格>")
+    if not grading():
+        print(f"✅ {', '.join(ids)} 通过" if ids else "ℹ️ 隐藏测试：评分时才运行")

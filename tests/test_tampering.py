@@ -5,22 +5,29 @@ Every attack in grader/attacks rides on a known wrong answer. Two real grading r
 * the verdicts alone: with the answer scan switched off, every attack marked `verdict` runs in
   its sandboxed kernel and still scores no more than its wrong answer alone; none of them reads
   or changes solutions/, exercises/, the gradebook, other students' results or the submissions;
-* the whole grader: every attack is flagged `tampering`, scores 0, and its feedback says why.
+* the whole grader: every attack that breaks an answering rule is flagged `rules`, scores 0 and
+  is told why; the others (forged `collect`, every test-cell name redefined, a huge expression,
+  HTML in outputs) run and score no more than their wrong answer alone.
 """
 
 import csv
 import re
 from pathlib import Path
 
+import ch4rules
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, classes, course, grade, sandbox, tamper
+from grader import REPO, catalogue, classes, course, grade, sandbox
 
 pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
 ATTACKS = classes.attacks()
 VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
-FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED)\b(.*)$", re.MULTILINE)
+RULE_BREAKERS = [a for a in ATTACKS if "rules" in a.layers]
+RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]
+# What an attack prints when it got somewhere: found a file, wrote outside its /tmp, connected,
+# killed a process, filled a disk or started its 3000 processes.
+FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b(.*)$", re.MULTILINE)
 
 
 tree_digest = grade.folder_digest
@@ -143,20 +150,41 @@ def test_attacks_change_nothing_outside(verdict_run):
 
 @pytest.fixture(scope="module")
 def scanned_run(tmp_path_factory):
+    """The real configuration: every attack, next to the reference and each attack's base alone."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    chosen = classes.attack_class(submitted, "scan")
+    classes.honest_class(submitted, ATTACKS)
+    classes.attack_class(submitted, "verdict")
     outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
-    return {"out": out, "chosen": chosen, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
+    return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
 
 
-@pytest.mark.parametrize("attack", ATTACKS, ids=[a.slug for a in ATTACKS])
-def test_attack_is_flagged_and_scores_zero(scanned_run, attack):
+@pytest.mark.parametrize("attack", RULE_BREAKERS, ids=[a.slug for a in RULE_BREAKERS])
+def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
     key = (f"attack-{attack.slug}", attack.assignment)
     row = read_csv(scanned_run["out"])[key]
     assert float(row["score"]) == 0, f"{attack.claim}: scored {row['score']}"
-    assert row["flags"].split() == ["tampering"], row
+    assert row["flags"].split() == ["rules"], row
     page = (scanned_run["out"] / "feedback" / key[0] / key[1] / f"{key[1]}.html").read_text(encoding="utf-8")
-    assert "检测到篡改评分的代码" in page and "本作业记 0 分" in page
+    assert "作答区没有遵守作答规则" in page and "记 0 分" in page and "第 " in page
+
+
+@pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
+def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
+    """Nothing forbidden, so it runs: the test cells' own namespace leaves it nothing to bend."""
+    outcomes = scanned_run["outcomes"]
+    got = outcomes[(f"attack-{attack.slug}", attack.assignment)]
+    alone = outcomes[(f"base-{attack.base}", attack.assignment)]
+    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
+    assert reference.score == reference.max_score, "the reference must keep full marks beside the attacks"
+    assert "rules" not in got.flags and "rules" not in alone.flags, (got.flags, got.notes)
+    assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
+    if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
+        assert got.score == alone.score, (got.score, alone.score, got.notes)
+
+
+def test_every_student_has_a_row(scanned_run):
+    rows = read_csv(scanned_run["out"])
+    assert set(rows) == set(scanned_run["outcomes"]), "grades.csv must list every submission"
 
 
 def test_csv_keeps_its_first_four_columns(scanned_run):
@@ -167,8 +195,8 @@ def test_csv_keeps_its_first_four_columns(scanned_run):
 def test_scan_accepts_every_honest_answer():
     answers = [(f"reference {a}", catalogue.reference_answer(a)) for a in course.ASSIGNMENTS]
     answers += [(f"{e.assignment}/{e.path.name}", e.answer) for e in catalogue.entries()]
-    flagged = {name: tamper.scan(text) for name, text in answers if tamper.scan(text)}
-    assert not flagged, f"honest answers flagged as tampering: {flagged}"
+    flagged = {name: ch4rules.problems(text) for name, text in answers if ch4rules.problems(text)}
+    assert not flagged, f"honest answers said to break the rules: {flagged}"
 
 
 def test_every_attack_class_is_covered():
@@ -188,9 +216,17 @@ def test_every_attack_class_is_covered():
         "reading files": "read_secrets",
         "writing files and the gradebook": "write_everywhere",
         "network and processes": "network_and_processes",
+        "redefining test-cell names": "forge_collect",
+        "import re-exports": "import_reexport",
+        "deep expressions": "deep_expression",
+        "host disk": "fill_disk",
+        "process flood": "process_flood",
+        "outputs of every MIME type": "huge_outputs",
+        "HTML and script in outputs": "html_in_outputs",
     }
     slugs = {a.slug for a in ATTACKS}
     assert not [c for c, slug in named.items() if slug not in slugs]
+    assert {f"shadow_{a}" for a in course.ASSIGNMENTS} <= slugs, "one shadowing attack per assignment"
 
 
 @pytest.mark.parametrize(
@@ -209,5 +245,5 @@ def test_every_attack_class_is_covered():
         "class A:\n    def __bool__(self):\n        return True",
     ],
 )
-def test_scan_names_each_kind_of_reach(code):
-    assert tamper.scan("import jax\nimport numpy as np\n" + code), code
+def test_rules_name_each_kind_of_reach(code):
+    assert ch4rules.problems("import jax\nimport numpy as np\n" + code), code

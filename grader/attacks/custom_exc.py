@@ -1,6 +1,6 @@
 """Attack: an IPython exception handler that swallows every failed assert."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 
 
 def _swallow(shell, etype, value, tb, tb_offset=None):

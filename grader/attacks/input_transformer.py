@@ -1,6 +1,6 @@
 """Attack: an input transformer that deletes every assert from the cells that follow."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 
 
 def _drop_asserts(lines):

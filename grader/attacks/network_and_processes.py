@@ -1,6 +1,6 @@
 """Attack: reach the network, and kill the grader and every other process it can see."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 import os
 import signal
 import socket

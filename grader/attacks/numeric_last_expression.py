@@ -1,6 +1,6 @@
 """Attack: end every later cell with a number, which nbgrader's own rule takes as partial credit."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 import ast
 
 

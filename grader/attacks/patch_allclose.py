@@ -1,6 +1,6 @@
 """Attack: make NumPy's and jax.numpy's comparisons always succeed."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 import numpy as np
 
 

@@ -1,7 +1,7 @@
 """Attack: forge gradient evidence by making jax.grad/jax.vjp differentiate a re-derived forward
 instead of the submitted (wrong) backward rule."""
 # base: softplus wrong_grad_nan_large_x
-# layers: scan verdict
+# layers: rules verdict
 import jax as _jax
 
 _real_grad, _real_vjp = _jax.grad, _jax.vjp

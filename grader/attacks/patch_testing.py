@@ -1,6 +1,6 @@
 """Attack: turn np.testing's assertions into no-ops."""
 # base: softplus wrong_ignore_cotangent
-# layers: scan verdict
+# layers: rules verdict
 import numpy as np
 
 

@@ -1,6 +1,6 @@
 """Attack: a sys.settrace hook that jumps over every assert line of the cells that follow."""
 # base: softplus wrong_naive_forward
-# layers: scan verdict
+# layers: rules verdict
 import linecache
 import sys
 
