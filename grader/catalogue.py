@@ -1,8 +1,10 @@
 """Known answers to each assignment, kept as plain files: grader/catalogue/<assignment>/<kind>_<slug>.py.
 
 `kind` is `wrong` (violates exactly one requirement; the file's first line, a docstring, names
-it) or `right` (a genuinely different correct method; the docstring names the method). Each file
-is the complete text of the answer cell (grade_id "answer"). A wrong answer found in real
+it), `right` (a genuinely different correct method; the docstring names the method) or `natural`
+(a correct answer written in everyday Python style: type hints, dataclasses, helper classes,
+namedtuples, debug prints, %time; the docstring names the style). Each file is the complete text
+of the answer cell (grade_id "answer"). A wrong answer found in real
 grading is added to the self-proof by dropping one more file here.
 """
 
@@ -18,11 +20,13 @@ import nbformat
 
 from grader import course
 
+KINDS = ("wrong", "right", "natural")
+
 
 @dataclass(frozen=True)
 class Entry:
     assignment: str
-    kind: str  # "wrong" or "right"
+    kind: str  # "wrong", "right" or "natural"
     slug: str
     path: Path
 
@@ -33,7 +37,9 @@ class Entry:
     @property
     def claim(self) -> str:
         """The requirement it violates (wrong) or the method it uses (right)."""
-        doc = ast.get_docstring(ast.parse(self.answer)) or ""
+        from IPython.core.inputtransformer2 import TransformerManager  # natural answers may use %time
+
+        doc = ast.get_docstring(ast.parse(TransformerManager().transform_cell(self.answer))) or ""
         return doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
 
 
@@ -41,7 +47,7 @@ def entries(assignment: str | None = None) -> list[Entry]:
     found = []
     for path in sorted(course.CATALOGUE.glob(f"{assignment or '*'}/*.py")):
         kind, _, slug = path.stem.partition("_")
-        if kind in ("wrong", "right"):
+        if kind in KINDS:
             found.append(Entry(path.parent.name, kind, slug, path))
     return found
 

@@ -2,7 +2,8 @@
 
 For every assignment: the reference scores full marks, the untouched release scores 0, every
 wrong answer in grader/catalogue loses points (the test id names the requirement it violates)
-and every alternative correct answer scores full marks. All of it is one run of the grading
+and every alternative or natural-style correct answer scores full marks with no flag: an honest
+student is never accused. All of it is one run of the grading
 command over a class whose students are the catalogue entries.
 """
 
@@ -30,7 +31,7 @@ def grades(tmp_path_factory):
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out / "grades.csv", encoding="utf-8") as handle:
         return {
-            (r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"]))
+            (r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"]), r["flags"])
             for r in csv.DictReader(handle)
         }
 
@@ -40,18 +41,25 @@ def test_catalogue_is_complete(assignment):
     entries = catalogue.entries(assignment)
     wrong = [e for e in entries if e.kind == "wrong"]
     right = [e for e in entries if e.kind == "right"]
+    natural = [e for e in entries if e.kind == "natural"]
     assert len(wrong) >= 6, f"{assignment}: {len(wrong)} wrong answers in the catalogue, need at least 6"
     assert len(right) >= 3, f"{assignment}: {len(right)} alternative correct answers, need at least 3"
+    assert len(natural) >= 3, f"{assignment}: {len(natural)} natural-style correct answers, need at least 3"
     unnamed = [e.path.name for e in entries if e.claim == "(no docstring)"]
     assert not unnamed, f"{assignment}: entries must say what they violate or which method they use: {unnamed}"
 
 
+def test_natural_corpus_is_large_enough():
+    assert len([e for e in catalogue.entries() if e.kind == "natural"]) >= 30
+
+
 @pytest.mark.parametrize("case", EXPECTATIONS, ids=[f"{c.assignment}:{c.student}: {c.why}" for c in EXPECTATIONS])
 def test_grader_verdict(grades, case):
-    score, max_score = grades[(case.student, case.assignment)]
+    score, max_score, flags = grades[(case.student, case.assignment)]
     assert max_score >= 10, f"{case.assignment}: total points {max_score} < 10"
     if case.verdict == "full":
         assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks"
+        assert flags == "", f"{case.why}: flagged {flags!r}; a correct answer must carry no flag"
     elif case.verdict == "zero":
         assert score == 0, f"{case.why}: scored {score}/{max_score}, expected 0"
     else:

@@ -5,14 +5,17 @@ grader's seed, one `collect` with the cell's own id, then the verdict. The grade
 it cuts the verdict out of what kernels run and re-runs the whole cell itself.
 """
 
+import os
 import re
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
 import pytest
 from ch4check import MIME, VERDICT_MARKER, collect, decode, derive_seed, encode
 
-from grader import course, verdict
+from grader import REPO, course, verdict
 
 TEST_CELLS = [
     (a, c.metadata["nbgrader"]["grade_id"], c.source)
@@ -24,6 +27,7 @@ TEST_CELLS = [
 
 @pytest.mark.parametrize("assignment,test,source", TEST_CELLS, ids=[f"{a}:{t}" for a, t, _ in TEST_CELLS])
 def test_cell_follows_the_convention(assignment, test, source):
+    assert source.splitlines()[0] == "%%ch4test", "a test cell starts with %%ch4test (its own namespace)"
     assert [line.strip() for line in source.splitlines()].count(VERDICT_MARKER) == 1
     assert re.findall(r"\bcollect\(\s*\"([^\"]+)\"", source) == [test], "exactly one collect, with the cell's own id"
     seeds = re.findall(r"\bseed_for\(\s*\"([^\"]+)\"", source)
@@ -126,3 +130,20 @@ def test_runtime_check_sees_replaced_functions_and_hooks():
 def test_judge_fails_every_test_without_evidence_and_never_calls_student_code():
     results = verdict.judge("softplus", {}, "secret")
     assert results and all(r.points == 0 and r.message == verdict.NO_EVIDENCE for r in results)
+
+
+def _run_python(*args: str) -> str:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_verdicts_still_fail_under_python_O():
+    """`python -O` strips assert statements, and the verdicts are asserts: they are compiled
+    with optimize=0, so a failing test fails under any interpreter flag."""
+    assert _run_python("-O", "-c", "assert False\nprint('stripped')") == "stripped"  # -O really strips
+    forged = "{'test_custom_vjp': {'error': None, 'is_custom_vjp': False}}"
+    script = f"from grader import verdict\nr = verdict.judge('softplus', {forged}, 's')\nprint(r[0].test, r[0].passed)"
+    assert _run_python("-O", "-c", script) == "test_custom_vjp False"
+    assert _run_python("-OO", "-c", script) == "test_custom_vjp False"
