@@ -118,6 +118,21 @@ def broken_class(dest: Path, assignment: str) -> list[Expectation]:
     add("os-exit", answered(assignment, "import os\nos._exit(3)"), "zero", "kernel exits", "内核")
     add("segfault", answered(assignment, "import ctypes\nctypes.string_at(0)"), "zero", "kernel segfaults", "内核")
     add("huge-output", answered(assignment, good + "\nprint('x' * 5_000_000)"), "full", "5 MB of output", "输出过长")
+
+    nb = answered(assignment, good)
+    nb.cells.insert(2, nbformat.v4.new_code_cell("extra = 2", metadata={"nbgrader": {"grade_id": ["a", "list"]}}))
+    _grade_cells(nb)[0].metadata["nbgrader"]["points"] = "ten"
+    add("bad-metadata-types", nb, "full", "a list as grade_id, text as points", "评分元数据格式不对")
+    add("invalid-utf8", raw=b'{"cells": ["\xff\xfe"]}', why="bytes that are not UTF-8", note="不是合法的 JSON")
+    add("symlink-notebook", why="the notebook is a link to the solution", note="符号链接")
+    (dest / "symlink-notebook" / assignment / f"{assignment}.ipynb").symlink_to(
+        course.notebook_path(course.SOLUTIONS, assignment)
+    )
+    (dest / "symlink-folder").mkdir()
+    (dest / "symlink-folder" / assignment).symlink_to(dest / "ok-1" / assignment, target_is_directory=True)
+    cases.append(
+        Expectation("symlink-folder", assignment, "zero", "the folder is a link to another student's", "符号链接")
+    )
     return cases
 
 

@@ -93,7 +93,7 @@ def test_rerun_is_idempotent_and_grades_only_new_work(graded, tmp_path):
     assert again.returncode == 0 and "0 to autograde" in again.stdout, again.stdout[-2000:]
     assert read_grades(graded["out"]) == first
     extended = tmp_path / "submitted"
-    shutil.copytree(graded["submitted"], extended)
+    shutil.copytree(graded["submitted"], extended, symlinks=True)  # links stay links, never followed
     shutil.copytree(extended / "ok-1", extended / "ok-2")
     third = grade_cli(extended, graded["out"])
     assert third.returncode == 0 and "1 to autograde" in third.stdout, third.stdout[-2000:]
