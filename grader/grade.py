@@ -24,6 +24,7 @@ the feedback is written.
 
 from __future__ import annotations
 
+import copy
 import csv
 import hashlib
 import hmac
@@ -43,6 +44,7 @@ import ch4check
 import ch4rules
 import nbformat
 from ch4check import SEED_ENV
+from nbformat.corpus.words import generate_corpus_id
 
 from grader import REPO, course, feedback, sandbox, verdict
 
@@ -155,6 +157,25 @@ def compare_with_release(submitted, release) -> list[str]:
     return notes
 
 
+def restore_locked_cells(nb, release) -> None:
+    """Put back, where the release has them, the locked cells a student deleted or unmarked.
+    nbgrader would restore them too, but with a comment line above the source, and a test cell's
+    first line must stay `%%ch4test`."""
+    present = set(_grade_ids(nb))
+    previous = None  # the grade_id of the last release cell seen
+    for cell in release.cells:
+        meta = _nbgrader_meta(cell) or {}
+        if "grade_id" not in meta:
+            continue
+        if meta["grade_id"] not in present and meta.get("locked"):
+            ids = [(_nbgrader_meta(c) or {}).get("grade_id") for c in nb.cells]
+            at = ids.index(previous) + 1 if previous in ids else 0
+            restored = copy.deepcopy(cell)
+            restored["id"] = generate_corpus_id()  # the student may have kept a cell with the old id
+            nb.cells.insert(at, restored)
+        previous = meta["grade_id"]
+
+
 def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
     """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
     expected = f"{assignment}.ipynb"
@@ -187,7 +208,9 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
         message = (str(err).strip().splitlines() or [""])[0][:200]
         return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
     notes += drop_malformed_metadata(nb)
-    return nb, notes + compare_with_release(nb, release)
+    notes += compare_with_release(nb, release)
+    restore_locked_cells(nb, release)
+    return nb, notes
 
 
 def student_code_problems(nb, release) -> list[str]:
@@ -217,8 +240,9 @@ def folder_digest(folder: Path) -> str:
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
     sha = hashlib.sha256()
-    for module in (__file__, course.__file__, verdict.__file__, ch4rules.__file__, sandbox.__file__, ch4check.__file__, feedback.__file__):
+    for module in (__file__, course.__file__, verdict.__file__, ch4rules.__file__, sandbox.__file__, ch4check.__file__):
         sha.update(Path(module).read_bytes())
+    sha.update(Path(feedback.__file__).read_bytes())  # its output caps change what is stored
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
 
@@ -311,7 +335,7 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
                     notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
             trimmed = trimmed or feedback.is_capped(out)
     if trimmed:
-        notes.append(f"输出过长或过多（单个输出超过 {feedback.MAX_OUTPUT_CHARS} 字符或单元格输出太多）：反馈中已截断")
+        notes.append(f"输出过长（单个输出超过 {feedback.MAX_OUTPUT_CHARS} 字符，或单元格输出过多）：反馈中已截断")
     return notes
 
 
