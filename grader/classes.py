@@ -122,7 +122,7 @@ def broken_class(dest: Path, assignment: str) -> list[Expectation]:
     nb = answered(assignment, good)
     nb.cells.insert(2, nbformat.v4.new_code_cell("extra = 2", metadata={"nbgrader": {"grade_id": ["a", "list"]}}))
     _grade_cells(nb)[0].metadata["nbgrader"]["points"] = "ten"
-    add("bad-metadata-types", nb, "full", "a list as grade_id, text as points", "评分元数据格式不对")
+    add("bad-metadata-types", nb, "full", "a list as grade_id, text as points", "评分元数据不对")
     add("invalid-utf8", raw=b'{"cells": ["\xff\xfe"]}', why="bytes that are not UTF-8", note="不是合法的 JSON")
     add("symlink-notebook", why="the notebook is a link to the solution", note="符号链接")
     (dest / "symlink-notebook" / assignment / f"{assignment}.ipynb").symlink_to(

@@ -116,17 +116,24 @@ def _well_typed(meta: dict) -> bool:
     return True
 
 
-def drop_malformed_metadata(nb) -> list[str]:
+def drop_malformed_metadata(nb, release) -> list[str]:
     """Unmark cells whose nbgrader metadata has the wrong types (a list as grade_id, text as
-    points): nbgrader then restores the real cell from the gradebook, as for a deleted one."""
-    dropped = []
+    points), a grade_id the release does not have, or one seen before in the notebook: nbgrader
+    then restores the real cell from the release, as for a deleted one."""
+    known, seen, dropped = set(_grade_ids(release)), set(), []
     for index, cell in enumerate(nb.cells):
-        if "nbgrader" in cell.get("metadata", {}) and not _well_typed(_nbgrader_meta(cell) or {"grade_id": None}):
+        if "nbgrader" not in cell.get("metadata", {}):
+            continue
+        meta = _nbgrader_meta(cell)
+        if meta is None or not _well_typed(meta) or meta.get("grade_id") not in known or meta["grade_id"] in seen:
             del cell.metadata["nbgrader"]
             dropped.append(str(index + 1))
+        else:
+            seen.add(meta["grade_id"])
     if not dropped:
         return []
-    return [f"第 {', '.join(dropped)} 个单元格的评分元数据格式不对，已当作未标记的单元格（评分单元格按发布版恢复）"]
+    where = "、".join(dropped)
+    return [f"第 {where} 个单元格的评分元数据不对（类型、名称或重复），已当作未标记的单元格（评分单元格按发布版恢复）"]
 
 
 def compare_with_release(submitted, release) -> list[str]:
@@ -157,23 +164,43 @@ def compare_with_release(submitted, release) -> list[str]:
     return notes
 
 
+def drop_unmarked_course_cells(nb, release) -> list[str]:
+    """Unmarked copies of the course's locked cells, and unmarked `%%ch4test` cells (a copied or
+    edited test, or one whose metadata was lost), are not the student's answer and cannot earn
+    points: they are left out, and the locked cells are restored as released."""
+    ours = {_source(c).strip() for c in release.cells if (_nbgrader_meta(c) or {}).get("locked")}
+    kept, tests = [], 0
+    for cell in nb.cells:
+        source = _source(cell).strip()
+        if _nbgrader_meta(cell) is None and (source in ours or source.startswith(ch4check.TEST_MAGIC)):
+            tests += source not in ours
+            continue
+        kept.append(cell)
+    nb.cells = kept
+    return [f"{tests} 个没有评分标记的测试单元格（%%ch4test）不计分，评分时没有运行"] if tests else []
+
+
 def restore_locked_cells(nb, release) -> None:
-    """Put back, where the release has them, the locked cells a student deleted or unmarked.
-    nbgrader would restore them too, but with a comment line above the source, and a test cell's
-    first line must stay `%%ch4test`."""
+    """Put back the locked cells a student deleted or unmarked: after the release cell before
+    them, or at the end when that one (the answer) is missing too, so tests still come last.
+    nbgrader would restore them as well, but with a comment line above the source, and a test
+    cell's first line must stay `%%ch4test`."""
     present = set(_grade_ids(nb))
-    previous = None  # the grade_id of the last release cell seen
+    cursor = 0
     for cell in release.cells:
         meta = _nbgrader_meta(cell) or {}
         if "grade_id" not in meta:
             continue
-        if meta["grade_id"] not in present and meta.get("locked"):
+        if meta["grade_id"] in present:
             ids = [(_nbgrader_meta(c) or {}).get("grade_id") for c in nb.cells]
-            at = ids.index(previous) + 1 if previous in ids else 0
+            cursor = ids.index(meta["grade_id"]) + 1
+        elif meta.get("locked"):
             restored = copy.deepcopy(cell)
             restored["id"] = generate_corpus_id()  # the student may have kept a cell with the old id
-            nb.cells.insert(at, restored)
-        previous = meta["grade_id"]
+            nb.cells.insert(cursor, restored)
+            cursor += 1
+        else:
+            cursor = len(nb.cells)  # the answer lost its marking: whatever follows goes after it
 
 
 def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
@@ -207,7 +234,8 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     except Exception as err:  # nbformat raises several classes; any of them means "not a notebook"
         message = (str(err).strip().splitlines() or [""])[0][:200]
         return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
-    notes += drop_malformed_metadata(nb)
+    notes += drop_malformed_metadata(nb, release)
+    notes += drop_unmarked_course_cells(nb, release)
     notes += compare_with_release(nb, release)
     restore_locked_cells(nb, release)
     return nb, notes

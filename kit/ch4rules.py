@@ -245,6 +245,11 @@ class _Checker:
         return None
 
     @staticmethod
+    def own_field(node: ast.Attribute, owners: frozenset[str]) -> bool:
+        """self._count in a method of the answer's own class: its own business."""
+        return not node.attr.startswith("__") and isinstance(node.value, ast.Name) and node.value.id in owners
+
+    @staticmethod
     def written_on_self(target: ast.AST, owners: frozenset[str]) -> bool:
         while isinstance(target, (ast.Attribute, ast.Subscript)):
             target = target.value
@@ -280,7 +285,7 @@ class _Checker:
         on_super = isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "super"
         if on_super and attr in DEFINABLE_DUNDERS:
             pass  # super().__init__(...) in a class of one's own
-        elif attr.startswith("_") and attr not in READABLE_DUNDERS:
+        elif attr.startswith("_") and attr not in READABLE_DUNDERS and not self.own_field(node, owners):
             self.note_here(node, f"访问了内部属性 .{attr}")
         elif attr in ESCAPE_ATTRIBUTES:
             self.note_here(node, f"访问了 .{attr}（通向文件、进程或解释器内部）")

@@ -23,7 +23,8 @@ HONEST = {
     "helper class": "class Clip:\n    def __init__(self, threshold):\n        self.threshold = threshold\n\n"
     "    def __call__(self, x):\n        return jnp.minimum(x, self.threshold)\n",
     "call counter": "class Counter:\n    def __init__(self):\n        self.calls = 0\n\n    def __call__(self, x):\n"
-    "        self.calls += 1\n        self.seen = {}\n        self.seen[self.calls] = x\n        return x\n",
+    "        self.calls += 1\n        self._last = x\n        self.seen = {}\n"
+    "        self.seen[self.calls] = x\n        return x\n",
     "main guard": "def f(x):\n    return x\n\nif __name__ == '__main__':\n    print(f(1.0))",
     "name and doc": "def f(x):\n    '''doc'''\n    return x\n\nprint(f.__name__, f.__doc__, f.__qualname__)",
     "time magics": "def f(x):\n    return x\n\n%time f(1.0)\n%timeit -n 3 -r 1 f(2.0)\n",
