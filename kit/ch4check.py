@@ -257,7 +257,8 @@ def start_tests(interface) -> None:
     shell.register_magic_function(_ch4test, magic_kind="cell", magic_name=TEST_MAGIC.lstrip("%"))
     if not grading():
         _Tests.setup_count = shell.execution_count
-        shell.events.register("post_run_cell", _check_rules)
+        if _check_rules not in shell.events.callbacks["post_run_cell"]:  # the setup cell may run twice
+            shell.events.register("post_run_cell", _check_rules)
 
 
 def _check_rules(result) -> None:
