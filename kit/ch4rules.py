@@ -73,8 +73,9 @@ MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend
 
 RULES_SUMMARY = (
     "作答区只导入 " + "、".join(sorted(ALLOWED_PACKAGES)) + "（及其公开的子模块）；"
-    "不读写文件，不用 exec/eval/open/getattr/globals 等反射工具，不访问以下划线开头的内部属性"
-    "（__name__、__doc__ 除外）；只给自己类的实例（self）设置属性，不改动模块、JAX/NumPy 的对象或全局设置；"
+    "不读写文件，不用 exec/eval/open/getattr/globals 等反射工具，不访问别的对象以下划线开头的内部属性"
+    "（__name__、__doc__、__qualname__ 可以读）；只给自己类的实例（self）设置属性，不定义 __eq__ 等改变比较或"
+    "类型转换的特殊方法，不改动模块、JAX/NumPy 的对象或全局设置；"
     "魔法命令只用 %time、%timeit。"
 )
 
