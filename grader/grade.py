@@ -452,9 +452,9 @@ def _grade_one(api, root: Path, student: str, assignment: str, cell_timeout: int
         notes += review_autograded(autograded, cell_timeout)
         judged_notes, flags = judge_autograded(root, student, assignment, seed)
         notes += judged_notes
-        feedback = api.generate_feedback(assignment, student, force=True)
-        if not feedback["success"]:
-            notes.append("未能生成 HTML 反馈：" + _failure_reason(feedback.get("log", "")))
+        pages = api.generate_feedback(assignment, student, force=True)
+        if not pages["success"]:
+            notes.append("未能生成 HTML 反馈：" + _failure_reason(pages.get("log", "")))
     else:
         notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
     return result["success"], notes, flags

@@ -6,15 +6,29 @@ into nbgrader's Execute step. Each kernel gets:
 * its own mount namespace holding only what Python needs, read-only: /usr, the Python install,
   the course venv and kit/ (ch4check). solutions/, the gradebook, the course folder and other
   students' work do not exist in it;
-* a private folder (connection file and ZeroMQ sockets) and a size-limited /tmp, the only
-  places it can write;
+* two writable places, both size-capped tmpfs and gone when the kernel stops: /tmp (its
+  working folder and HOME) and a small private folder the grader can reach too (connection
+  file and ZeroMQ sockets);
 * no network (its own empty network namespace; the kernel talks over Unix sockets), its own
   PID/IPC/UTS namespaces, a new session (no terminal to inject into), no capabilities;
 * user nobody (65534) when the grader runs as root, so even a mount mistake exposes only
-  world-readable files; limits on file size and process count.
+  world-readable files;
+* its own pids and memory cgroups (v1 or v2): a fork flood or a huge array stops that kernel
+  only (the kernel is killed on running out of memory; /tmp counts towards its memory). Each
+  file it writes is capped too.
 
-`probe()` says whether this works here. Where it does not, grading goes on unsandboxed, loudly:
-a warning on every run and an `unsandboxed` flag on every row of grades.csv.
+What holds depends on the machine. As root with writable cgroups (this course's containers):
+all of the above. Without root, bubblewrap runs in a user namespace: the namespaces and /tmp
+hold, but the private folder is an ordinary folder on the host disk (files capped at MAX_FILE
+each, not in total), cgroups are usually not writable, so there is no memory cap and the
+process cap is the user's RLIMIT_NPROC, shared with every kernel and the grader. The kernel's
+cgroups sit at the top of each hierarchy, so a limit set on the grader's own cgroup does not
+bind them. A grader killed outright (SIGKILL) leaves its kernels' cgroups and mounts behind.
+
+`probe()` says whether the sandbox works here and `limits()` which caps hold; `describe()` says
+both in one line, naming any cap that is missing. Where the sandbox does not work, grading goes
+on unsandboxed, loudly: a warning on every run and an `unsandboxed` flag on every row of
+grades.csv.
 """
 
 from __future__ import annotations
@@ -22,9 +36,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+import weakref
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,22 +51,31 @@ from ch4check import SEED_ENV
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
-from grader import REPO
+from grader import REPO, feedback
 
 NOBODY = 65534
-TMP_SIZE = 512 * 2**20  # bytes of /tmp inside the sandbox
-MAX_FILE = 256 * 2**20  # bytes of any file the kernel writes
-MAX_PROCS = 4096  # per user: stops a fork bomb, leaves room for XLA's threads
+MiB = 2**20
+TMP_SIZE = 512 * MiB  # bytes of /tmp inside the sandbox
+FOLDER_SIZE = 8 * MiB  # bytes of the private folder: a connection file and a few sockets
+MAX_FILE = 256 * MiB  # bytes of any file the kernel writes
+MAX_PIDS = 1024  # processes and threads per kernel (pids cgroup): stops a fork bomb, fits XLA's threads
+MAX_MEMORY = 4096 * MiB  # per kernel (memory cgroup), /tmp included: 2 jobs fit a 24 GiB machine
+MAX_PROCS = 4096  # per user, only where there is no pids cgroup: then all kernels share it
 KIT = Path(ch4check.__file__).parent  # what exercise test cells import
 PASSED_ENV = ("JAX_PLATFORMS", "MPLBACKEND", SEED_ENV, "LANG", "LC_ALL")
+# Runs first: puts its own process (and so the whole sandbox) into the cgroups named before "--".
+ENTER_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 def _as_root() -> bool:
     return os.geteuid() == 0
 
 
-def command(folder: Path, env: dict[str, str]) -> list[str]:
-    """The bubblewrap prefix that runs a kernel command inside the sandbox."""
+def command(
+    folder: Path, env: dict[str, str], cgroups: Sequence[Path] = (), nproc: int | None = MAX_PROCS
+) -> list[str]:
+    """The prefix that runs a kernel command inside the sandbox, in `cgroups` (folders), with
+    `nproc` processes per user (None: no such limit, a pids cgroup caps them instead)."""
     prefixes = {Path(sys.prefix), Path(sys.base_prefix), KIT}
     binds = []
     # bwrap makes missing parent folders 0700, which user nobody could not enter: make them first.
@@ -62,8 +89,10 @@ def command(folder: Path, env: dict[str, str]) -> list[str]:
     for key in PASSED_ENV:
         if key in env:
             setenv += ["--setenv", key, env[key]]
+    enter = ["sh", "-c", ENTER_CGROUPS, "sh", *(str(g / "cgroup.procs") for g in cgroups), "--"] if cgroups else []
     cmd = [
-        "prlimit", f"--fsize={MAX_FILE}", f"--nproc={MAX_PROCS}", "--",
+        *enter,
+        "prlimit", f"--fsize={MAX_FILE}", *([f"--nproc={nproc}"] if nproc else []), "--",
         "bwrap", "--die-with-parent", "--new-session",
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--ro-bind", "/usr", "/usr",
@@ -74,7 +103,7 @@ def command(folder: Path, env: dict[str, str]) -> list[str]:
         "--size", str(TMP_SIZE), "--perms", "1777", "--tmpfs", "/tmp",
         *binds,
         "--bind", str(folder), str(folder),
-        "--chdir", str(folder),
+        "--chdir", "/tmp",  # not the private folder: that one is the grader's, and small
         "--clearenv",
         "--setenv", "PATH", f"{Path(sys.prefix) / 'bin'}:/usr/bin",
         "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "MPLCONFIGDIR", "/tmp",
@@ -91,38 +120,197 @@ def command(folder: Path, env: dict[str, str]) -> list[str]:
     return cmd
 
 
+# ---------------------------------------------------------------------------------------------
+# Per-kernel limits: a tmpfs private folder and cgroups
+
+
+def cgroup_hierarchies() -> dict[str, tuple[Path, int]]:
+    """{controller: (hierarchy root, cgroup version)} for the pids and memory controllers mounted here."""
+    found = {}
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        _, where, kind, options = line.split()[:4]
+        if kind == "cgroup":
+            offered = options.split(",")
+        elif kind == "cgroup2":
+            try:
+                offered = (Path(where) / "cgroup.controllers").read_text().split()
+            except OSError:
+                continue
+        else:
+            continue
+        # A controller serves one hierarchy: bound to a v1 one, v2's cgroup.controllers omits it.
+        for controller in ("pids", "memory"):
+            if controller in offered:
+                found.setdefault(controller, (Path(where), 1 if kind == "cgroup" else 2))
+    return found
+
+
+def _limit_files(controller: str, version: int, value: int) -> list[tuple[str, str]]:
+    """The files that set a cap: the first is the cap itself, the rest are extras some kernels lack."""
+    if controller == "pids":
+        return [("pids.max", str(value))]
+    if version == 1:
+        return [("memory.limit_in_bytes", str(value)), ("memory.memsw.limit_in_bytes", str(value))]
+    # v2: no swap either, and running out of memory kills the whole kernel, not one thread.
+    return [("memory.max", str(value)), ("memory.swap.max", "0"), ("memory.oom.group", "1")]
+
+
+def _remove_cgroup(group: Path, wait: float = 30) -> None:
+    """Remove a kernel's cgroup once it is empty, killing whatever is still in it. Usually the
+    kernel's PID namespace has done that already, but a thousand dying forks take seconds."""
+    deadline, killed = time.monotonic() + wait, 0.0
+    while True:
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # EBUSY: processes are still leaving
+            if time.monotonic() > deadline:
+                print(f"sandbox: could not remove cgroup {group}", file=sys.stderr)
+                return
+        if time.monotonic() - killed > 1:  # not every round: killing a thousand pids is work too
+            killed = time.monotonic()
+            for pid in _read(group / "cgroup.procs").split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.05)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+class Box:
+    """One kernel's private folder (a size-capped tmpfs, as root) and cgroups (process and memory
+    caps). `require`: the limits that must hold ("tmpfs", "pids", "memory"), else it raises; None
+    tries them all and keeps what works (the probe). close() removes everything, killing leftovers."""
+
+    def __init__(self, require=None, memory: int | None = None, pids: int | None = None) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="ch4-kernel-"))
+        self.cgroups: dict[str, Path] = {}
+        self.held: dict[str, str] = {}  # limit -> how it is enforced
+        # Runs once: on close(), when the Box is collected, or when the grader exits.
+        self.close = weakref.finalize(self, _close, self.folder, self.cgroups, self.held)
+        try:
+            self._setup(require, memory or MAX_MEMORY, pids or MAX_PIDS)
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, require, memory: int, pids: int) -> None:
+        steps = {
+            "tmpfs": self._mount,
+            "pids": lambda: self._cgroup("pids", pids),
+            "memory": lambda: self._cgroup("memory", memory),
+        }
+        for limit, step in steps.items():
+            if require is None or limit in require:
+                try:
+                    self.held[limit] = step()
+                except (OSError, KeyError, subprocess.CalledProcessError):
+                    if require is not None:
+                        raise
+        if "tmpfs" not in self.held:
+            _own(self.folder)
+
+    def _mount(self) -> str:
+        options = f"size={FOLDER_SIZE},nr_inodes=256,mode=0700,uid={NOBODY},gid={NOBODY},nosuid,nodev,noexec"
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "ch4-kernel", str(self.folder)],
+                       check=True, capture_output=True)  # fmt: skip
+        return "tmpfs"
+
+    def _cgroup(self, controller: str, value: int) -> str:
+        root, version = cgroup_hierarchies()[controller]
+        if version == 2:
+            (root / "cgroup.subtree_control").write_text(f"+{controller}")  # lets children use it
+        group = root / self.folder.name
+        group.mkdir(exist_ok=True)  # v2: one cgroup serves both controllers
+        self.cgroups[controller] = group  # from now on close() removes it
+        (cap, text), *extras = _limit_files(controller, version, value)
+        (group / cap).write_text(text)
+        for file, text in extras:
+            if (group / file).exists():
+                (group / file).write_text(text)
+        return f"{controller} cgroup v{version}"
+
+    def command(self, env: dict[str, str]) -> list[str]:
+        groups = list(dict.fromkeys(self.cgroups.values()))  # v2: one folder for both controllers
+        return command(self.folder, env, groups, nproc=None if "pids" in self.held else MAX_PROCS)
+
+
+def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None:
+    for group in dict.fromkeys(cgroups.values()):
+        _remove_cgroup(group)
+    if "tmpfs" in held:
+        # Lazy: a socket still open in the grader must not keep the mount (and this folder) alive.
+        subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Does it work here?
+
+
 @lru_cache(maxsize=1)
-def probe() -> str | None:
-    """None when sandboxed kernels work here, else one line saying why not."""
-    for tool in ("bwrap", "prlimit") + (("setpriv",) if _as_root() else ()):
+def _probe() -> tuple[str | None, dict[str, str]]:
+    for tool in ("bwrap", "prlimit") + (("setpriv", "mount", "umount") if _as_root() else ()):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian: apt-get install bubblewrap util-linux)"
+            return f"{tool} is not installed (Debian: apt-get install bubblewrap util-linux)", {}
     script = (
         "import json, os, socket, sys; print(json.dumps({'uid': os.getuid(), "
         "'net': [n for _, n in socket.if_nameindex()], 'repo': os.path.exists(sys.argv[1])}))"
     )
-    with tempfile.TemporaryDirectory(prefix="ch4-probe-") as folder:
-        _own(Path(folder))
-        done = subprocess.run(
-            [*command(Path(folder), {}), sys.executable, "-c", script, str(REPO / "solutions")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    box = Box()  # every limit that can be set here
+    for _ in range(2):
+        try:
+            cmd = [*box.command({}), sys.executable, "-c", script, str(REPO / "solutions")]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        finally:
+            box.close()
+        if done.returncode != 125 or not box.cgroups:
+            break
+        # 125: its cgroups were made but cannot be entered. Sandbox without them (describe() says so).
+        box = Box(require=[limit for limit in box.held if limit == "tmpfs"])
     if done.returncode != 0:
-        return f"bubblewrap could not start Python here ({(done.stderr.strip().splitlines() or ['?'])[-1][:200]})"
+        why = (done.stderr.strip().splitlines() or ["?"])[-1][:200]
+        return f"bubblewrap could not start Python here ({why})", {}
     seen = json.loads(done.stdout)
     if seen["repo"] or seen["net"] != ["lo"] or (_as_root() and seen["uid"] != NOBODY):
-        return f"the sandbox is not isolated here (saw {seen})"
-    return None
+        return f"the sandbox is not isolated here (saw {seen})", {}
+    return None, dict(box.held)
+
+
+def probe() -> str | None:
+    """None when sandboxed kernels work here, else one line saying why not."""
+    return _probe()[0]
+
+
+def limits() -> dict[str, str]:
+    """The per-kernel limits that hold here: {"tmpfs"|"pids"|"memory": how}, e.g. "pids cgroup v1"."""
+    return dict(_probe()[1])
 
 
 def describe() -> str:
     why = probe()
-    if why is None:
-        who = f"user nobody ({NOBODY})" if _as_root() else "a user namespace"
-        return f"sandbox: bubblewrap, {who}, no network, read-only system, private /tmp"
-    return f"WARNING: student kernels run WITHOUT a sandbox: {why}"
+    if why is not None:
+        return f"WARNING: student kernels run WITHOUT a sandbox: {why}"
+    who = f"user nobody ({NOBODY})" if _as_root() else "a user namespace"
+    held = limits()
+    caps = {
+        "pids": (f"{MAX_PIDS} processes", f"no per-kernel process cap ({MAX_PROCS} shared by all kernels)"),
+        "memory": (f"{MAX_MEMORY // MiB} MiB memory", "no memory cap"),
+        "tmpfs": (f"{FOLDER_SIZE // MiB} MiB private folder", "the kernel's private folder is on the host disk"),
+    }
+    have = ", ".join(f"{text} ({held[limit]})" for limit, (text, _) in caps.items() if limit in held)
+    lack = ", ".join(text for limit, (_, text) in caps.items() if limit not in held)
+    line = f"sandbox: bubblewrap, {who}, no network, read-only system, {TMP_SIZE // MiB} MiB /tmp"
+    return line + (f"; per kernel: {have}" if have else "") + (f"; WARNING: {lack}" if lack else "")
 
 
 def _own(folder: Path) -> None:
@@ -132,12 +320,12 @@ def _own(folder: Path) -> None:
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """A kernel in bubblewrap, reached over Unix sockets in its own private folder."""
+    """A kernel in bubblewrap and its own cgroups, reached over Unix sockets in its private folder."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.sandbox_folder = Path(tempfile.mkdtemp(prefix="ch4-kernel-"))
-        _own(self.sandbox_folder)
+        self.box = Box(require=limits())
+        self.sandbox_folder = self.box.folder
         self.transport = "ipc"
         self.ip = str(self.sandbox_folder / "zmq")
         self.connection_file = str(self.sandbox_folder / "connection.json")
@@ -157,17 +345,24 @@ class SandboxKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, NOBODY, NOBODY)
 
     def format_kernel_cmd(self, extra_arguments=None):
-        return command(self.sandbox_folder, dict(os.environ)) + super().format_kernel_cmd(extra_arguments)
+        return self.box.command(dict(os.environ)) + super().format_kernel_cmd(extra_arguments)
+
+    async def start_kernel(self, **kw):
+        try:
+            await super().start_kernel(**kw)
+        except BaseException:
+            self.box.close()  # nbclient cleans up only kernels that started
+            raise
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
-            shutil.rmtree(self.sandbox_folder, ignore_errors=True)
+            self.box.close()
 
 
-class SandboxExecute(Execute):
+class SandboxExecute(feedback.OutputCap, Execute):
     """nbgrader's Execute step with sandboxed kernels (nbgrader passes its own manager class
-    as an argument, which configuration cannot override)."""
+    as an argument, which configuration cannot override) and capped outputs."""
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxKernelManager

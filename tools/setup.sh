@@ -53,6 +53,20 @@ ensure_sandbox() {
     echo "setup: WARNING: bubblewrap (bwrap) is not installed, so 'make grade' cannot sandbox student kernels; install it with: sudo apt-get install bubblewrap" >&2
 }
 
+# tests/test_feedback.py opens a feedback page in Debian's Chromium (math offline, nothing of the
+# student's live). CI installs it as root with apt; elsewhere that browser check is skipped.
+ensure_browser() {
+    command -v chromium >/dev/null 2>&1 && return 0
+    if [ -n "${CI:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing chromium (tests/test_feedback.py opens a feedback page in it)"
+        if apt-get install -y -qq chromium >/dev/null 2>&1 \
+           || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; then
+            return 0
+        fi
+    fi
+    echo "setup: note: chromium is not installed, so tests/test_feedback.py skips its browser check (apt-get install chromium)" >&2
+}
+
 # Exercise notebooks import kit/ch4check.py (evidence collection); a .pth file puts kit/ on the
 # venv's path, so it works from any folder and needs no install step of its own.
 link_kit() {
@@ -61,6 +75,7 @@ link_kit() {
 }
 
 ensure_sandbox
+ensure_browser
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
     link_kit
     echo "setup: .venv is up to date ($("$VENV/bin/python" --version))"

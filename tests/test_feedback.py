@@ -1,0 +1,325 @@
+"""The feedback pages (grader/feedback.py): outputs capped while the kernel runs, nothing the
+student wrote live in the page, math rendered offline.
+
+Unit tests first; then one real grading run (module fixture) of a reference answer and a hostile
+submission, whose page Chromium opens with the network blocked.
+"""
+
+import base64
+import copy
+import importlib.util
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from traitlets.config import Config
+
+from grader import catalogue, classes, course, feedback, grade, sandbox
+
+pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
+
+ASSIGNMENT = "safe_norm"  # quick to grade
+LIMIT = feedback.MAX_OUTPUT_CHARS
+NOTE_ROOM = 200  # what a cap note adds to a capped entry
+CHROMIUM = Path("/usr/bin/chromium")
+BANNER = "全部通过 10/10"
+HOSTILE_HTML = (
+    "<script>window.__pwned = 'script'; alert('script')</script>"
+    "<img src=x onerror=\"window.__pwned = 'img'; alert('img')\">"
+    "<div style='position:fixed;top:0;background:#0a0;color:#fff;font-size:48px' class='alert alert-success'>"
+    f"{BANNER}</div>"
+    "<a href='javascript:alert(1)'>link</a>"
+)
+VERDICT = "评分程序判定：✅ 通过（1 / 1 分）\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Output caps
+
+
+def test_stream_text_is_cut():
+    out = new_output("stream", name="stdout", text="x" * 3 * LIMIT)
+    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert len(out.text) < LIMIT + NOTE_ROOM and out.text.rstrip().endswith(feedback.TRIMMED)
+
+
+def test_plain_text_is_cut():
+    out = new_output("execute_result", data={"text/plain": "p" * 3 * LIMIT}, execution_count=1)
+    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert len(out.data["text/plain"]) < LIMIT + NOTE_ROOM
+
+
+@pytest.mark.parametrize(
+    "mime, value",
+    [
+        ("text/html", "<p>" + "h" * LIMIT + "</p>"),
+        ("image/png", base64.b64encode(b"\x89PNG" + b"\0" * LIMIT).decode()),
+        ("application/json", {"blob": "j" * LIMIT}),
+        ("text/latex", "$" + "x" * LIMIT + "$"),
+    ],
+)
+def test_other_mime_entries_are_dropped_with_a_note(mime, value):
+    out = new_output("display_data", data={mime: value, "text/plain": "<object>"})
+    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert mime not in out.data
+    assert out.data["text/plain"].startswith("<object>") and mime in out.data["text/plain"]
+
+
+def test_error_traceback_and_message_are_cut():
+    huge = "e" * 2 * LIMIT
+    out = new_output("error", ename="ValueError", evalue=huge, traceback=["frame\n"] * 100 + [huge])
+    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert len(out.evalue) < LIMIT + NOTE_ROOM
+    assert sum(map(len, out.traceback)) < LIMIT + NOTE_ROOM and out.traceback[0] == "frame\n"
+
+
+def test_metadata_is_capped():
+    out = new_output("display_data", data={"text/plain": "x"}, metadata={"junk": "m" * 2 * LIMIT})
+    assert feedback.cap_output(out) and out.metadata == {}
+
+
+def test_small_outputs_are_untouched():
+    outputs = [
+        new_output("stream", name="stdout", text="hello\n"),
+        new_output("display_data", data={"text/html": "<b>hi</b>", "text/plain": "hi", "image/png": "iVBORw0KGgo="}),
+        new_output("error", ename="KeyError", evalue="k", traceback=["KeyError: k"]),
+    ]
+    before = copy.deepcopy(outputs)
+    assert not any(feedback.cap_output(out) for out in outputs)
+    assert outputs == before and not any(map(feedback.is_capped, outputs))
+
+
+def test_evidence_passes_unchanged():
+    payload = {"test": "test_x", "evidence": "v" * 3_000_000, "changed": []}
+    out = new_output("display_data", data={feedback.EVIDENCE_MIME: payload, "text/plain": "t" * 3 * LIMIT})
+    before = copy.deepcopy(out)
+    assert not feedback.cap_output(out) and out == before
+
+
+def _client():
+    """nbgrader's Execute step with the caps, fed kernel messages by hand (no kernel)."""
+    nb = new_notebook(cells=[new_code_cell("pass")])
+    client = feedback.CappedExecute()
+    client.nb = nb
+    client.reset_execution_trackers()
+    client.clear_before_next_output = False  # set by nbclient when a cell starts
+    return client, nb.cells[0]
+
+
+def _message(msg_type, content):
+    header = {"msg_type": msg_type}
+    return {"msg_type": msg_type, "header": header, "parent_header": {"msg_id": "m"}, "content": content}
+
+
+def test_outputs_are_capped_as_they_arrive():
+    client, cell = _client()
+    client.process_message(_message("stream", {"name": "stdout", "text": "x" * 3 * LIMIT}), cell, 0)
+    client.process_message(_message("display_data", {"data": {"text/html": "h" * 2 * LIMIT}, "metadata": {}}), cell, 0)
+    assert len(cell.outputs) == 2 and all(map(feedback.is_capped, cell.outputs))
+    assert "text/html" not in cell.outputs[1].data
+
+
+def test_the_number_of_outputs_per_cell_is_capped_but_evidence_still_arrives():
+    client, cell = _client()
+    for _ in range(feedback.MAX_OUTPUTS + 500):
+        client.process_message(_message("stream", {"name": "stdout", "text": "a\n"}), cell, 0)
+    payload = {"test": "test_x", "evidence": "v", "changed": []}
+    evidence = _message("display_data", {"data": {feedback.EVIDENCE_MIME: payload}, "metadata": {}})
+    client.process_message(evidence, cell, 0)
+    assert len(cell.outputs) == feedback.MAX_OUTPUTS + 2
+    assert feedback.is_capped(cell.outputs[-2]) and cell.outputs[-1].data[feedback.EVIDENCE_MIME] == payload
+
+
+def test_the_volume_of_outputs_per_cell_is_capped():
+    client, cell = _client()
+    for _ in range(3 * feedback.MAX_CELL_CHARS // LIMIT):
+        client.process_message(_message("stream", {"name": "stdout", "text": "y" * LIMIT}), cell, 0)
+    assert sum(len(out.text) for out in cell.outputs) < feedback.MAX_CELL_CHARS + LIMIT + NOTE_ROOM
+    assert feedback.is_capped(cell.outputs[-1])
+
+
+def test_both_execute_steps_cap():
+    assert feedback.CappedExecute in feedback.autograde_preprocessors()  # unsandboxed
+    assert issubclass(sandbox.SandboxExecute, feedback.OutputCap)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sanitising
+
+
+class _Live(HTMLParser):
+    """The elements and attributes a browser would build from a page (escaped text is not one)."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.elements = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+
+def _assert_nothing_live(page: str) -> None:
+    elements = _Live(page).elements
+    scripts = [attrs for tag, attrs in elements if tag == "script"]
+    ours = [s for s in scripts if s.get("src") == feedback.MATHJAX_URL or s.get("type") == "text/x-mathjax-config"]
+    assert scripts == ours and len(ours) == 2, scripts
+    attributes = [(tag, name, value or "") for tag, attrs in elements for name, value in attrs.items()]
+    assert not [a for a in attributes if a[1].startswith("on")], "event handler attributes"
+    assert not [a for a in attributes if a[2].strip().lower().startswith("javascript:")], "javascript: links"
+    assert not [a for a in attributes if "#0a0" in a[2] or "alert-success" in a[2]], "the banner's styling"
+    assert not [a for a in attributes if a[0] == "img" and a[1] == "src" and not a[2].startswith("data:")]
+
+
+def _hostile_notebook():
+    markdown = (
+        f"<script>alert('md')</script>\n\n<img src=x onerror=alert('md')>\n\n[click](javascript:alert('md'))\n\n"
+        f"<div style='background:#0a0;font-size:48px' class='alert alert-success'>{BANNER}</div>\n\n$x^2 < y$"
+    )
+    code = new_code_cell("x")
+    code.outputs = [
+        new_output("display_data", data={"text/html": HOSTILE_HTML, "text/plain": "<Banner>"}),
+        new_output("display_data", data={"application/javascript": "alert('js')", "text/plain": "js"}),
+        new_output("stream", name="stdout", text=VERDICT),
+    ]
+    return new_notebook(cells=[new_markdown_cell(markdown), code])
+
+
+def test_sanitising_outputs_removes_script_handlers_links_and_styling():
+    nb = _hostile_notebook()
+    feedback.SanitizeFeedback().preprocess(nb, {})
+    outputs = nb.cells[1].outputs
+    elements = _Live(outputs[0].data["text/html"]).elements
+    assert [tag for tag, _ in elements] == ["div", "a"] and all(not attrs for _, attrs in elements)
+    assert BANNER in outputs[0].data["text/html"]
+    assert "application/javascript" not in outputs[1].data
+    assert outputs[2].text == VERDICT
+
+
+def _page(nb) -> str:
+    """A feedback page as nbgrader's GenerateFeedback makes it, without a gradebook."""
+    config = Config()
+    feedback.configure(config)
+    nbgrader = Path(importlib.util.find_spec("nbgrader").origin).parent
+    config.HTMLExporter.extra_template_paths = [  # what GenerateFeedback adds: nbgrader's bootstrap.css
+        str(nbgrader / "server_extensions/formgrader/static/node_modules/bootstrap/dist/css")
+    ]
+    exporter = feedback.FeedbackExporter(config=config)
+    exporter.register_preprocessor(feedback.SanitizeFeedback)
+    resources = {"nbgrader": {"notebook": "t", "score": 1, "max_score": 1, "late_penalty": 0}}
+    return exporter.from_notebook_node(nb, resources=resources)[0]
+
+
+def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
+    page = _page(_hostile_notebook())
+    _assert_nothing_live(page)
+    assert VERDICT.strip() in page and BANNER in page
+    assert "$x^2 &lt; y$" in page, "math stays for MathJax"
+    assert "overflow-wrap: anywhere" in page and "white-space: pre-wrap" in page
+    assert "cdnjs" not in page
+
+
+# ---------------------------------------------------------------------------------------------
+# One real grading run
+
+
+HOSTILE_ANSWER = f"""
+
+class _Banner:
+    def _repr_html_(self):
+        return {HOSTILE_HTML!r}
+
+
+display(_Banner())
+print("x" * 3_000_000)
+from IPython.display import HTML
+display(HTML("<b>" + "y" * 5_000_000 + "</b>"))
+"""
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    submitted, out = tmp_path_factory.mktemp("submitted"), tmp_path_factory.mktemp("out")
+    reference = catalogue.reference_answer(ASSIGNMENT)
+    classes.write(submitted, "reference", ASSIGNMENT, classes.answered(ASSIGNMENT, reference))
+    nb = classes.answered(ASSIGNMENT, reference + HOSTILE_ANSWER)
+    nb.cells.insert(1, _hostile_notebook().cells[0])  # a markdown cell of the student's own
+    nb.cells.append(new_code_cell("raise ValueError('e' * 1_000_000)"))
+    classes.write(submitted, "mallory", ASSIGNMENT, nb)
+    # The answer scan would refuse `_repr_html_`; the feedback must be safe whatever runs.
+    outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *a: None, scan_code=False)
+    return {o.student: o for o in outcomes}, out
+
+
+def _feedback_page(out: Path, student: str) -> Path:
+    return out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+
+
+def test_reference_keeps_full_marks_and_hostile_one_is_graded(graded):
+    outcomes, _ = graded
+    assert outcomes["reference"].graded and outcomes["reference"].score == outcomes["reference"].max_score >= 10
+    assert outcomes["mallory"].graded
+    assert any("输出过长" in n and "反馈中已截断" in n for n in outcomes["mallory"].notes), outcomes["mallory"].notes
+
+
+def test_autograded_notebook_is_capped(graded):
+    _, out = graded
+    path = course.notebook_path(out / "course" / "autograded" / "mallory", ASSIGNMENT)
+    assert path.stat().st_size < 1_000_000
+    outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
+    sizes = [len(o.get("text", "")) for o in outputs] + [sum(map(len, o.get("traceback", []))) for o in outputs]
+    sizes += [len(v) for o in outputs for v in o.get("data", {}).values() if isinstance(v, str)]
+    assert max(sizes) < LIMIT + NOTE_ROOM
+    assert sum(map(feedback.is_capped, outputs)) >= 3  # the print, the HTML, the error
+
+
+def test_feedback_page_has_nothing_live_from_the_student(graded):
+    _, out = graded
+    page = _feedback_page(out, "mallory").read_text(encoding="utf-8")
+    _assert_nothing_live(page)
+    assert "评分程序判定：✅ 通过" in page and "评分说明" in page  # our verdicts and notes
+    assert (out / "feedback" / feedback.MATHJAX_DIR / "MathJax.js").exists()
+
+
+def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    _, out = graded
+    outside, dialogs = [], []
+
+    def only_files(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1600})
+            page.route("**/*", only_files)
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(_feedback_page(out, "mallory").as_uri())
+            page.wait_for_function(
+                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.MathJax').length > 0",
+                timeout=60_000,
+            )
+            statement_math = page.locator(".text_cell_render").first.locator(".MathJax").count()
+            pwned = page.evaluate("window.__pwned || null")
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            page.screenshot(path=str(out / "mallory.png"))
+        finally:
+            browser.close()
+    assert not dialogs and pwned is None, (dialogs, pwned)
+    assert not outside, f"the page asked the network for {outside}"
+    assert statement_math > 0, "the statement's math did not render"
+    assert overflow <= 0, "long output lines do not wrap"
