@@ -8,6 +8,7 @@ command over a class whose students are the catalogue entries.
 """
 
 import csv
+import json
 import subprocess
 import sys
 import tempfile
@@ -29,9 +30,17 @@ def grades(tmp_path_factory):
     command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
+    notes = {
+        key: outcome["notes"] for key, outcome in json.loads((out / "course" / "outcomes.json").read_text()).items()
+    }
     with open(out / "grades.csv", encoding="utf-8") as handle:
-        return {
-            (r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"]), r["flags"])
+        return {  # a failure below quotes the grader's own notes, so it says which test and why
+            (r["student_id"], r["assignment"]): (
+                float(r["score"]),
+                float(r["max_score"]),
+                r["flags"],
+                notes[f"{r['student_id']}/{r['assignment']}"],
+            )
             for r in csv.DictReader(handle)
         }
 
@@ -55,10 +64,10 @@ def test_natural_corpus_is_large_enough():
 
 @pytest.mark.parametrize("case", EXPECTATIONS, ids=[f"{c.assignment}:{c.student}: {c.why}" for c in EXPECTATIONS])
 def test_grader_verdict(grades, case):
-    score, max_score, flags = grades[(case.student, case.assignment)]
+    score, max_score, flags, notes = grades[(case.student, case.assignment)]
     assert max_score >= 10, f"{case.assignment}: total points {max_score} < 10"
     if case.verdict == "full":
-        assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks"
+        assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks: {notes}"
         assert flags == "", f"{case.why}: flagged {flags!r}; a correct answer must carry no flag"
     elif case.verdict == "zero":
         assert score == 0, f"{case.why}: scored {score}/{max_score}, expected 0"

@@ -70,6 +70,13 @@ def planted_files() -> list[Path]:
     return sorted(found)
 
 
+def beside_its_base(outcomes: dict, attack) -> tuple:
+    """(the attack's outcome, its wrong answer's alone), once the reference beside them is full."""
+    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
+    assert reference.score == reference.max_score, "the reference must keep full marks beside the attacks"
+    return outcomes[(f"attack-{attack.slug}", attack.assignment)], outcomes[(f"base-{attack.base}", attack.assignment)]
+
+
 def test_the_sandbox_is_available():
     why = sandbox.probe()
     assert why is None, f"make setup installs bubblewrap; grading here would be unsandboxed: {why}"
@@ -109,11 +116,7 @@ def verdict_run(tmp_path_factory):
 
 @pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[f"{a.slug}: {a.claim}" for a in VERDICT_LAYER])
 def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
-    outcomes = verdict_run["outcomes"]
-    got = outcomes[(f"attack-{attack.slug}", attack.assignment)]
-    alone = outcomes[(f"base-{attack.base}", attack.assignment)]
-    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
-    assert reference.score == reference.max_score, "the reference must still get full marks beside the attacks"
+    got, alone = beside_its_base(verdict_run["outcomes"], attack)
     assert alone.score < alone.max_score, f"{attack.base} is supposed to be wrong"
     assert got.score <= alone.score, (
         f"{attack.claim}: {got.score}/{got.max_score}, more than {attack.base} alone ({alone.score}): {got.notes}"
@@ -171,11 +174,7 @@ def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
 @pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
 def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
     """Nothing forbidden, so it runs: the test cells' own namespace leaves it nothing to bend."""
-    outcomes = scanned_run["outcomes"]
-    got = outcomes[(f"attack-{attack.slug}", attack.assignment)]
-    alone = outcomes[(f"base-{attack.base}", attack.assignment)]
-    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
-    assert reference.score == reference.max_score, "the reference must keep full marks beside the attacks"
+    got, alone = beside_its_base(scanned_run["outcomes"], attack)
     assert "rules" not in got.flags and "rules" not in alone.flags, (got.flags, got.notes)
     assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
     if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
