@@ -56,7 +56,8 @@ def cmd_try(args) -> int:
 
 def cmd_demo(args) -> int:
     """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
-    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering)."""
+    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering),
+    grace (correct answers in everyday style: type hints, dataclasses, prints, %time)."""
     import shutil
 
     from grader import classes, grade
@@ -66,7 +67,8 @@ def cmd_demo(args) -> int:
     shutil.rmtree(submitted, ignore_errors=True)
     classes.demo_class(submitted)
     print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
-    print("dave: other correct methods, erin: a corrupted file, frank: patches np.allclose)")
+    print("dave: other correct methods, erin: a corrupted file, frank: patches np.allclose,")
+    print("grace: correct answers in everyday style)")
     args.submitted = str(submitted)
     return grade.main(args)
 

@@ -137,8 +137,8 @@ def broken_class(dest: Path, assignment: str) -> list[Expectation]:
 
 
 def demo_class(dest: Path) -> None:
-    """A small class: a model student, a blank hand-in, common mistakes, one broken file and one
-    tampering attempt."""
+    """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
+    one broken file, one tampering attempt and everyday-style correct answers."""
     for assignment in course.available():
         entries = catalogue.entries(assignment)
         wrong = [e for e in entries if e.kind == "wrong"]
@@ -149,6 +149,9 @@ def demo_class(dest: Path) -> None:
             write(dest, "carol", assignment, answered(assignment, wrong[0].answer))
         if right:
             write(dest, "dave", assignment, answered(assignment, right[0].answer))
+        natural = [e for e in entries if e.kind == "natural"]
+        if natural:
+            write(dest, "grace", assignment, answered(assignment, natural[0].answer))
     first = course.available()[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
     forger = next(a for a in attacks() if a.slug == "patch_allclose")
