@@ -25,7 +25,7 @@ sigmoid = StableSigmoid()
 @jax.custom_vjp
 def softplus_prod(x):
     # log(1 + e^x) = max(x, 0) + log1p(e^{-|x|})
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    return jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(x, 0.0)
 
 
 def _fwd(x):

@@ -9,7 +9,7 @@ import numpy as np
 
 def _log1pexp(x):
     """log(1 + e^x) 的稳定版本。"""
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    return jnp.where(x > 0, x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
 
 
 @jax.custom_vjp

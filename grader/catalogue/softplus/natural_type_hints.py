@@ -11,7 +11,7 @@ Array = Any  # jax.Array 或能转成数组的东西
 
 def _stable_softplus(x: Array) -> Array:
     """数值稳定的 softplus：max(x, 0) + log1p(exp(-|x|))，指数的参数永远 <= 0。"""
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    return jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(x, 0.0)
 
 
 @jax.custom_vjp

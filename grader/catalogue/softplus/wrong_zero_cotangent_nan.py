@@ -2,7 +2,7 @@
 
 
 def _stable_softplus(x):
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    return jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.clip(x, 0.0)
 
 
 @jax.custom_vjp
