@@ -73,7 +73,7 @@ class Outcome:
 
 RULES_NOTE = (
     "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
-    "（在 JupyterLab 里运行作答区时会看到同样的提示）："
+    "（在 JupyterLab 里运行作答区时会看到同样的提示）。问题如下（每条一处）："
 )
 # nbgrader's cell metadata and the types it must have; a cell with anything else is unmarked.
 NBGRADER_TYPES = {
@@ -624,7 +624,7 @@ def intake(folder: Path, assignment: str, release, scan_code: bool) -> tuple[obj
     except Exception as err:  # noqa: BLE001 - one odd file must not stop the class
         return None, [f"评分程序无法读取这份提交（{type(err).__name__}），本作业记 0 分；请联系助教"], []
     if found:  # not run: nothing of it reaches a kernel
-        return None, notes + [RULES_NOTE + "；".join(found)], ["rules"]
+        return None, notes + [RULES_NOTE, *found], ["rules"]  # one note, one line of the feedback, per problem
     return nb, notes, []
 
 

@@ -91,7 +91,7 @@ def test_symlinks_are_refused_not_followed(tmp_path):
 def test_a_broken_rule_is_a_rules_flag_with_the_line(tmp_path):
     got, notes, flags = submit(tmp_path, classes.answered(ASSIGNMENT, GOOD + "\nimport os\n"))
     assert got is None and flags == ["rules"]
-    assert "作答区没有遵守作答规则" in notes[-1] and "导入了 os" in notes[-1]
+    assert "作答区没有遵守作答规则" in notes[-2] and notes[-1].startswith("第 ") and "导入了 os" in notes[-1]
 
 
 def test_a_submission_that_breaks_intake_itself_gets_a_reason(tmp_path, monkeypatch):
