@@ -7,12 +7,13 @@ changes only what a student could change.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from grader import catalogue, course
+from grader import catalogue, course, verdict
 
 
 @dataclass(frozen=True)
@@ -201,16 +202,13 @@ def test_cell_names(assignment: str) -> set[str]:
     from ch4check import free_names, split_test_cell
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    cells = [c for c in source.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
-    return set().union(*(free_names(split_test_cell(c.source)) for c in cells))
+    return set().union(*(free_names(split_test_cell(c.source)) for c in source.cells if verdict.is_test(c)))
 
 
 def shadowing_attack(assignment: str) -> Attack:
     """A wrong answer followed by a redefinition of every name a test cell reads (helpers,
     builtins, modules), except the interface and what the answer itself uses: with tests that
     read the student's namespace, each redefinition would be a way to forge a result."""
-    import ast
-
     base = next(e for e in catalogue.entries(assignment) if e.kind == "wrong")
     uses = {n.id for n in ast.walk(ast.parse(base.answer)) if isinstance(n, ast.Name)}
     names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
@@ -221,8 +219,6 @@ def shadowing_attack(assignment: str) -> Attack:
 
 def interface(assignment: str) -> list[str]:
     """The names `start_tests` takes from the student's namespace, read from the setup cell."""
-    import ast
-
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
     calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]

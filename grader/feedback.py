@@ -79,9 +79,9 @@ def cap_output(out: dict) -> bool:
     """Cap one output in place: an nbformat output or a kernel message's content (they share
     the keys). Plain text is cut; any other over-size MIME entry is dropped and named in the
     text/plain entry. True if anything was capped; evidence outputs are never touched."""
-    data = out.get("data")
-    if isinstance(data, dict) and EVIDENCE_MIME in data:
+    if _is_evidence(out):
         return False
+    data = out.get("data")
     capped = False
     if isinstance(out.get("text"), str) and len(out["text"]) > MAX_OUTPUT_CHARS:
         out["text"], capped = _cut(out["text"]), True
@@ -164,12 +164,12 @@ class CappedExecute(OutputCap, Execute):
     """nbgrader's Execute step with the output caps (the unsandboxed path)."""
 
 
-def autograde_preprocessors() -> list:
-    """nbgrader's autograde steps, with Execute capped."""
+def autograde_preprocessors(execute=CappedExecute) -> list:
+    """nbgrader's autograde steps with `execute` (capped, or sandboxed and capped) as Execute."""
     from nbgrader.converters import Autograde
 
     steps = Autograde.class_traits()["autograde_preprocessors"].default()
-    return [CappedExecute if step is Execute else step for step in steps]
+    return [execute if step is Execute else step for step in steps]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -268,9 +268,10 @@ def folder_digest(folder: Path) -> str:
 def source_digest(assignment: str) -> str:
     """Changes to an assignment's source or to this grader invalidate earlier grades."""
     sha = hashlib.sha256()
-    for module in (__file__, course.__file__, verdict.__file__, ch4rules.__file__, sandbox.__file__, ch4check.__file__):
-        sha.update(Path(module).read_bytes())
-    sha.update(Path(feedback.__file__).read_bytes())  # its output caps change what is stored
+    # feedback.py too: its output caps change what is stored
+    for module in (course, verdict, ch4rules, sandbox, feedback, ch4check):
+        sha.update(Path(module.__file__).read_bytes())
+    sha.update(Path(__file__).read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
 

@@ -370,8 +370,5 @@ class SandboxExecute(feedback.OutputCap, Execute):
 
 
 def autograde_preprocessors() -> list:
-    """nbgrader's autograde steps, with Execute sandboxed."""
-    from nbgrader.converters import Autograde
-
-    steps = Autograde.class_traits()["autograde_preprocessors"].default()
-    return [SandboxExecute if step is Execute else step for step in steps]
+    """nbgrader's autograde steps, with Execute sandboxed (and capped)."""
+    return feedback.autograde_preprocessors(SandboxExecute)
