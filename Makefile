@@ -2,12 +2,12 @@
 # `make help` lists the targets. Everything runs inside .venv, created on first use.
 
 PY      := .venv/bin/python
-STAMP   := .venv/.requirements-installed
 # pytest-xdist workers: one per core (the machines we target have 2). Each notebook test starts
 # its own kernel, so workers share no state.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SUBMISSIONS ?=
 OUT     ?= build/grades
+EX      ?=
 
 # CPU-only JAX everywhere (the course claims are made on CPU). The test harness and the grader
 # also select matplotlib's Agg backend for their kernels; JupyterLab keeps its inline plots.
@@ -15,34 +15,42 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test lab release grade demo tidy clean
+.PHONY: help setup ready test lab check student release grade demo tidy clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 setup:  ## create .venv with Python >= 3.12 and the exact pins (PYTHON=... to choose)
-	@./tools/setup.sh
+	@sh tools/setup.sh
 
-$(STAMP): requirements.txt tools/setup.sh
-	@./tools/setup.sh
+# Every target checks the environment first (a quick no-op when nothing changed); that is also
+# how a moved or copied checkout is noticed and its .venv rebuilt.
+ready:
+	@sh tools/setup.sh
 
-test: $(STAMP)  ## run every notebook, solution and grader check (what CI runs)
+test: ready  ## run every notebook, solution and grader check (what CI runs)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup
 
-lab: $(STAMP)  ## open JupyterLab on the course
-	$(PY) -m jupyter lab --notebook-dir=. notebooks/00_intro.ipynb
+lab: ready  ## JupyterLab on the course (LAB_PORT=8888 LAB_IP=127.0.0.1; works as root and headless)
+	@sh tools/lab.sh notebooks/00_intro.ipynb
 
-release: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
+check: ready  ## run an exercise's visible tests from a terminal: make check [EX=softplus]
+	$(PY) -m ch4validate $(if $(EX),exercises/$(EX)/$(EX).ipynb,exercises/*/*.ipynb)
+
+student: release  ## build the student edition: build/student/ and build/student.zip (no answers)
+	$(PY) -m grader edition --out build/student
+
+release: ready  ## regenerate exercises/ from solutions/ with nbgrader
 	$(PY) -m grader release
 
-grade: $(STAMP)  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
+grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 	@test -n "$(SUBMISSIONS)" || { echo "make grade: say which folder, e.g. make grade SUBMISSIONS=path/to/submitted OUT=build/grades"; exit 2; }
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
 demo: release  ## build the release, grade the built-in demo class, print the score table
 	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
 
-tidy: $(STAMP)  ## strip outputs and editor metadata from every notebook
+tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb
 
 clean:  ## remove build products and caches (keeps .venv; rm -rf .venv to rebuild it)

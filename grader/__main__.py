@@ -1,4 +1,4 @@
-"""Command line: python -m grader {run,tidy,release,grade,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,try,grade,demo} ..."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def cmd_release(args) -> int:
 
     release.generate_release()
     print("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it.")
+    return 0
+
+
+def cmd_edition(args) -> int:
+    from grader import edition
+
+    archive = edition.build(Path(args.out))
+    print(f"Student edition written to {args.out}/ and {archive}: chapter notebooks, released exercises,")
+    print("the kit and the environment files; no solutions, hidden tests or grader. Hand out either one.")
     return 0
 
 
@@ -86,6 +95,10 @@ def main(argv=None) -> int:
     tidy.set_defaults(func=cmd_tidy)
 
     sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader").set_defaults(func=cmd_release)
+
+    student = sub.add_parser("edition", help="build the student edition (a folder and a .zip, no answers)")
+    student.add_argument("--out", default="build/student", help="the folder; the archive is written beside it")
+    student.set_defaults(func=cmd_edition)
 
     trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
     trial.add_argument("assignment")

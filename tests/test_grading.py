@@ -121,7 +121,7 @@ def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
 
 
 def test_feedback_hides_hidden_test_code(graded):
-    from test_release import secret_passages  # tests/ is on sys.path under pytest
+    from grader.edition import secret_passages
 
     page = next((graded["out"] / "feedback" / "ok-1" / ASSIGNMENT).glob("*.html")).read_text(encoding="utf-8")
     assert "BEGIN HIDDEN TESTS" not in page

@@ -1,6 +1,9 @@
 #!/bin/sh
-# Create .venv with a Python >= 3.12 (JAX 0.12 needs it) and install the exact pins.
-# Fast when nothing changed: a stamp records the hash of requirements.txt and the interpreter.
+# Create .venv with a Python >= 3.12 (JAX 0.12 needs it), install the exact pins, then this
+# project itself (editable: `import ch4check` and `python -m grader` work from any folder).
+# Fast when nothing changed: a stamp records the pins, pyproject.toml, the interpreter and the
+# checkout's path (a moved or copied checkout gets a fresh .venv: its scripts and the editable
+# install point at the old path). The same script sets up the student edition (no grader/).
 # Interpreter choice: $PYTHON if given, else python3.14/3.13/3.12 on PATH, else pyenv's newest.
 set -eu
 cd "$(dirname "$0")/.."
@@ -37,7 +40,8 @@ find_python() {
 }
 
 python=$(find_python)
-want="$(cat requirements.txt | cksum) $("$python" -c 'import sys; print(sys.version.split()[0])')"
+version=$("$python" -c 'import sys; print(sys.version.split()[0])')
+want="$(cksum < requirements.txt) $(cksum < pyproject.toml) $version $PWD"
 
 # The grader runs each student's kernel inside bubblewrap (grader/README.md). Students and
 # notebooks do not need it, so a missing sandbox is a loud warning here, and an error in grading.
@@ -67,29 +71,39 @@ ensure_browser() {
     echo "setup: note: chromium is not installed, so tests/test_feedback.py skips its browser check (apt-get install chromium)" >&2
 }
 
-# Exercise notebooks import kit/ch4check.py (evidence collection); a .pth file puts kit/ on the
-# venv's path, so it works from any folder and needs no install step of its own.
-link_kit() {
-    site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    echo "$PWD/kit" > "$site/ch4-course-kit.pth"
+# Chinese text and the course's emoji markers need fonts; without them JupyterLab and the
+# feedback pages show empty boxes. Only Linux is checked (macOS and Windows ship both).
+check_fonts() {
+    [ "$(uname -s)" = Linux ] || return 0
+    if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
+        echo "setup: WARNING: no Chinese font found, so the course text shows as boxes; install one, e.g. sudo apt-get install fonts-noto-cjk fonts-noto-color-emoji" >&2
+    fi
 }
 
-ensure_sandbox
-ensure_browser
+check_fonts
+if [ -d grader ]; then  # the instructor's checkout; the student edition has no grader
+    ensure_sandbox
+    ensure_browser
+fi
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-    link_kit
     echo "setup: .venv is up to date ($("$VENV/bin/python" --version))"
     exit 0
 fi
 
+built_at=$(cut -d' ' -f6- "$STAMP" 2>/dev/null || true)
+if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ]; then
+    echo "setup: this checkout was moved or copied from $built_at; rebuilding .venv here"
+    rm -rf "$VENV"
+fi
 if ! [ -x "$VENV/bin/python" ] || ! is_new_enough "$VENV/bin/python" \
-   || [ "$("$VENV/bin/python" -c 'import sys; print(sys.version.split()[0])')" != "${want##* }" ]; then
+   || [ "$("$VENV/bin/python" -c 'import sys; print(sys.version.split()[0])')" != "$version" ]; then
     echo "setup: creating .venv with $python ($("$python" --version 2>&1))"
     rm -rf "$VENV"
     "$python" -m venv "$VENV"
 fi
 echo "setup: installing the pinned packages from requirements.txt (first time: about 2 minutes)"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
-link_kit
+echo "setup: installing the course itself (editable)"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
 echo "$want" > "$STAMP"
 echo "setup: done ($("$VENV/bin/python" --version); jax $("$VENV/bin/python" -c 'import jax; print(jax.__version__)'))"

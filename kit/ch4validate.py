@@ -1,0 +1,59 @@
+"""Check exercises from a terminal, the way the Validate button does, with an honest exit code.
+
+    python -m ch4validate exercises/softplus/softplus.ipynb [more notebooks ...]
+
+Runs nbgrader's own Validator (a fresh kernel executes the whole notebook) and prints one line
+per notebook, then the first line of each failing test's error. Exit code 0 when every notebook
+passes its visible tests, 1 when one does not (plain `nbgrader validate` exits 0 either way), 2
+when a path is not a notebook. Messages are in Chinese, like the course.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def last_line(error: str) -> str:
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "（没有错误信息）"
+
+
+def check(path: Path) -> list[str]:
+    """The problems nbgrader's Validator finds in one notebook (empty: the visible tests pass)."""
+    from nbgrader.validator import Validator
+
+    results = Validator().validate(str(path))
+    if results.get("type_changed"):
+        return ["有单元格的类型被改动了（例如代码单元格改成了 Markdown）：请从 exercises/ 重新取一份原题再作答"]
+    if results.get("changed"):
+        return ["有测试单元格被改动了：请恢复原样（评分时会用原题的测试单元格）"]
+    return [last_line(failed["raw_error"]) for failed in results.get("failed", [])]
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("用法：python -m ch4validate exercises/<练习名>/<练习名>.ipynb …", file=sys.stderr)
+        return 2
+    missing = [name for name in argv if not (Path(name).is_file() and name.endswith(".ipynb"))]
+    if missing:
+        print(f"找不到这个 notebook：{missing[0]}（请给出 .ipynb 文件的路径）", file=sys.stderr)
+        return 2
+    failing = 0
+    for name in argv:
+        print(f"… 正在运行 {name}", flush=True)
+        problems = check(Path(name))
+        if problems:
+            failing += 1
+            print(f"❌ {name}：{len(problems)} 处未通过")
+            for problem in problems:
+                print(f"   · {problem}")
+        else:
+            print(f"✅ {name}：可见测试全部通过")
+    if failing:
+        print(f"{failing} 个 notebook 未通过：改好后再运行一次。提交后评分时还会运行隐藏测试。")
+    return 1 if failing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

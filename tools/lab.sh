@@ -1,0 +1,20 @@
+#!/bin/sh
+# Start JupyterLab on this folder with the course's environment (`make lab`; in an activated
+# conda environment, `sh tools/lab.sh`).
+# Works as root (containers, CI, lab machines: Jupyter refuses root without --allow-root) and
+# on a machine with no display (it prints the address with its token instead of opening a
+# browser). LAB_PORT (default 8888; the next free one if taken) and LAB_IP (default 127.0.0.1;
+# 0.0.0.0 to reach it from another machine, e.g. through an SSH tunnel or a container port).
+set -eu
+cd "$(dirname "$0")/.."
+python=.venv/bin/python
+[ -x "$python" ] || python=python  # an activated conda environment
+flags="--ip=${LAB_IP:-127.0.0.1} --port=${LAB_PORT:-8888} --ServerApp.root_dir=."
+if [ "$(id -u)" = 0 ]; then flags="$flags --allow-root"; fi
+if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then flags="$flags --no-browser"; fi
+# The student edition turns off nbgrader's instructor tools and its Assignment List (there is
+# no shared exchange on a student's own machine); Validate stays.
+if [ -d jupyter-config ]; then export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
+export JAX_PLATFORMS=cpu  # the course's claims are made on CPU
+# shellcheck disable=SC2086  # $flags is a list of words on purpose
+exec "$python" -m jupyter lab $flags "$@"
