@@ -1,8 +1,11 @@
-"""tools/setup.sh: refuses a too-old Python with one clear line; a re-run is a quick no-op."""
+"""tools/setup.sh: refuses a too-old Python with one clear line, is a quick no-op when nothing changed,
+rebuilds a moved checkout's environment and warns when no Chinese font is installed."""
 
 import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 from grader import REPO
 
@@ -28,3 +31,61 @@ def test_too_old_python_is_refused_in_one_line(tmp_path):
 def test_rerun_with_nothing_changed_is_a_no_op():
     done = run_setup()
     assert done.returncode == 0 and "up to date" in done.stdout, done.stdout + done.stderr
+
+
+def tiny_project(folder: Path) -> Path:
+    """A project with this setup script, no pins and one module: quick to build from scratch."""
+    (folder / "tools").mkdir(parents=True)
+    shutil.copy(SETUP, folder / "tools" / "setup.sh")
+    (folder / "requirements.txt").write_text("")
+    (folder / "kit").mkdir()
+    (folder / "kit" / "tinykit.py").write_text("WHERE = __file__\n")
+    (folder / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=77"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tiny-course"\nversion = "1"\n'
+        '[tool.setuptools]\npy-modules = ["tinykit"]\npackage-dir = { "" = "kit" }\n'
+    )
+    return folder
+
+
+def run_setup_in(folder: Path, **env):
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"} | {"PYTHON": sys.executable} | env
+    return subprocess.run(["sh", "tools/setup.sh"], cwd=folder, capture_output=True, text=True, env=env, timeout=300)
+
+
+def imported_from(folder: Path) -> str:
+    python = folder / ".venv" / "bin" / "python"
+    return subprocess.run(
+        [str(python), "-c", "import tinykit; print(tinykit.WHERE)"], capture_output=True, text=True, cwd="/"
+    ).stdout.strip()
+
+
+def test_a_moved_checkout_gets_a_fresh_venv_that_imports_from_the_new_place(tmp_path):
+    first = tiny_project(tmp_path / "first")
+    done = run_setup_in(first)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert imported_from(first) == str(first / "kit" / "tinykit.py")
+    moved = tmp_path / "moved"
+    shutil.copytree(first, moved, symlinks=True)  # a copy: the old place still exists, the worst case
+    done = run_setup_in(moved)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"moved or copied from {first}" in done.stdout, done.stdout
+    assert imported_from(moved) == str(moved / "kit" / "tinykit.py")
+    assert "up to date" in run_setup_in(moved).stdout
+
+
+def test_a_linux_machine_without_chinese_fonts_is_warned_and_one_with_them_is_not(tmp_path):
+    project = tiny_project(tmp_path / "project")
+
+    def setup_with_fonts(listing: str):
+        fake = tmp_path / f"bin{len(listing)}"
+        fake.mkdir()
+        (fake / "fc-list").write_text(f"#!/bin/sh\necho '{listing}'\n")  # fontconfig's answer to :lang=zh
+        (fake / "fc-list").chmod(0o755)
+        done = run_setup_in(project, PATH=f"{fake}:{os.environ['PATH']}")
+        assert done.returncode == 0, done.stderr
+        return [line for line in done.stderr.splitlines() if "Chinese font" in line]
+
+    warning = setup_with_fonts("")
+    assert len(warning) == 1 and "fonts-noto-cjk" in warning[0], warning
+    assert not setup_with_fonts("/usr/share/fonts/NotoSansCJK.ttc: Noto Sans CJK SC:style=Regular")
