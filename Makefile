@@ -8,6 +8,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SUBMISSIONS ?=
 OUT     ?= build/grades
 EX      ?=
+GRADES  ?= build/demo
 
 # CPU-only JAX everywhere (the course claims are made on CPU). The test harness and the grader
 # also select matplotlib's Agg backend for their kernels; JupyterLab keeps its inline plots.
@@ -15,10 +16,10 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release grade demo tidy clean
+.PHONY: help setup ready test lab check student release grade demo formgrader tidy clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 setup:  ## create .venv with Python >= 3.12 and the exact pins (PYTHON=... to choose)
 	@sh tools/setup.sh
@@ -49,6 +50,9 @@ grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 
 demo: release  ## build the release, grade the built-in demo class, print the score table
 	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
+
+formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/grades]
+	@CH4_GRADES=$(GRADES) sh tools/lab.sh --LabApp.default_url=/formgrader
 
 tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb

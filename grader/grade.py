@@ -46,7 +46,7 @@ import nbformat
 from ch4check import SEED_ENV
 from nbformat.corpus.words import generate_corpus_id
 
-from grader import REPO, course, feedback, sandbox, verdict
+from grader import REPO, course, feedback, nbgrader_guard, sandbox, verdict
 
 CEILING_SECONDS = 300  # per submission; a correct one needs ~10-30 s on a busy 2-core machine
 
@@ -570,6 +570,7 @@ def grade(
     if not sandboxed:
         print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
     prepare_course(root)
+    nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
     make_grading_secret(root)
     cache_path = root / "outcomes.json"
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
