@@ -3,10 +3,13 @@ archive its own `make setup`, `make lab` and `make check` work.
 
 The fresh copy gets a new .venv whose site-packages sees this checkout's installed packages (a
 .pth line), so its `make setup` finds every pin already satisfied instead of downloading a
-gigabyte again; everything else (the venv, the editable kit, the lab server) is its own.
+gigabyte again; everything else (the venv, the editable kit, the lab server) is its own. Pip
+installs no console scripts or Jupyter data then; the fixture copies in what `make lab` needs.
 """
 
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -103,6 +106,14 @@ def unpacked(built, tmp_path_factory):
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"} | {"PYTHON": str(base)}
     done = subprocess.run(["make", "setup"], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
+    # What pip would have put into the venv had it installed the pins there itself and `make lab`
+    # needs: the packages' Jupyter data (lab assets, extensions, server config) and `jupyter-lab`.
+    venv = folder / ".venv"
+    for data in ("share/jupyter", "etc/jupyter"):
+        shutil.copytree(Path(sys.prefix, data), venv / data, symlinks=True)
+    launcher = venv / "bin" / "jupyter-lab"
+    launcher.write_text(f"#!{venv}/bin/python\nimport sys\nfrom jupyterlab.labapp import main\nsys.exit(main())\n")
+    launcher.chmod(0o755)
     return folder
 
 
@@ -133,11 +144,22 @@ def test_make_check_fails_on_a_blank_exercise_and_passes_a_correct_one(unpacked)
 
 
 @pytest.fixture(scope="module")
-def lab(unpacked):
+def lab(unpacked, tmp_path_factory):
     """`make lab` in the fresh copy, as a student runs it (here as root and with no display)."""
     port, token = free_port(), os.urandom(8).hex()
+    # Lab's user settings and workspaces in a temporary folder: the browser tests below neither see
+    # nor leave this machine's own; the only setting is "no news", whose toast would cover outputs.
+    lab_home = tmp_path_factory.mktemp("lab-user")
+    news = lab_home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text('{"fetchNews": "false"}')
     env = {**os.environ, "LAB_PORT": str(port), "JUPYTER_TOKEN": token}
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(lab_home / "settings")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(lab_home / "workspaces")
     env.pop("DISPLAY", None)
+    # importing `grader` put this checkout's .venv/bin first on PATH: without it, `jupyter lab` and
+    # its kernels run from the fresh copy's own .venv
+    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d != str(Path(sys.executable).parent))
     server = subprocess.Popen(
         ["make", "lab"], cwd=unpacked, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     )
@@ -176,3 +198,144 @@ def test_make_lab_serves_the_edition_with_validate_and_no_instructor_tools(lab):
     # nbgrader's instructor pages and the exchange-based lists are off in the student edition
     for route in ("/formgrader", "/formgraders", "/assignments", "/courses", "/api/contents/solutions"):
         assert status(lab, route) == 404, f"{route} is served to students"
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end in a real browser: a student types answers into JupyterLab and runs the notebook
+
+CHROMIUM = Path("/usr/bin/chromium")
+WRONG, FAILS = "sqrt_eps", "test_forward"  # this catalogued wrong answer fails exactly this visible test
+CJK = re.compile(r"[\u4e00-\u9fff]")
+STDERR = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"  # errors render here too
+PROMPTS = "[...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim())"
+# Run All has finished (or stopped at an error): nothing queued, and something ran since the clear
+RAN = f"() => {{ const p = {PROMPTS}; return !p.includes('[*]:') && p.some(t => /^\\[\\d+\\]:$/.test(t)); }}"
+CLEARED = f"() => {PROMPTS}.every(t => t === '[ ]:')"
+IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+
+
+def api(lab, path: str, method: str = "GET"):
+    request = urllib.request.Request(f"{lab['url']}{path}?token={lab['token']}", method=method)
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        body = reply.read()
+    return json.loads(body) if body else None
+
+
+@pytest.fixture
+def copy_in_lab(lab):
+    """A copy of the exercise to type into (other tests use the original); removed afterwards
+    with its kernel and checkpoint."""
+    rel = f"exercises/{FAST}/{FAST}_e2e.ipynb"
+    shutil.copyfile(lab["folder"] / "exercises" / FAST / f"{FAST}.ipynb", lab["folder"] / rel)
+    try:
+        yield rel
+    finally:
+        for session in api(lab, "/api/sessions"):
+            if session["path"] == rel:
+                api(lab, f"/api/sessions/{session['id']}", "DELETE")
+        api(lab, f"/api/contents/{rel}", "DELETE")
+
+
+@pytest.fixture
+def browser():
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium): THE BROWSER TESTS DID NOT RUN")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def open_notebook(browser, lab, rel: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.set_default_timeout(60_000)
+    page.goto(f"{lab['url']}/lab/tree/{rel}?token={lab['token']}")
+    page.wait_for_selector(IDLE, timeout=120_000)  # the kernel has started
+    return page
+
+
+def menu(page, title: str, command: str):
+    page.get_by_role("menuitem", name=title, exact=True).click()
+    page.locator(f".lm-Menu-item[data-command='{command}']").click()
+
+
+def run_all(page):
+    """Clear every output, Run → Run All Cells, and wait until the kernel is done."""
+    menu(page, "Edit", "editmenu:clear-all")
+    page.wait_for_function(CLEARED)
+    menu(page, "Run", "runmenu:run-all")
+    page.wait_for_function(RAN, timeout=240_000)  # JAX imports and compiles: seconds on a busy machine
+    page.wait_for_selector(IDLE, timeout=60_000)
+
+
+def type_answer(page, lab, rel: str, answer: str):
+    """Select the answer cell's text and type over it, then Ctrl+S; check what reached the disk."""
+    path = lab["folder"] / rel
+    notebook = nbformat.read(path, as_version=4)
+    index = notebook.cells.index(catalogue.answer_cell(notebook))
+    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(answer)  # one insertion: no auto-indent or auto-closed brackets
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while (saved := catalogue.answer_cell(nbformat.read(path, as_version=4)).source) != answer:
+        assert time.monotonic() < deadline, f"after Ctrl+S the answer cell on disk holds:\n{saved}"
+        time.sleep(0.2)
+
+
+def outputs(page) -> str:
+    return "\n".join(page.locator(".jp-OutputArea-output").all_text_contents())
+
+
+def test_lab_shows_validate_and_no_instructor_menu_entries(lab, copy_in_lab, browser):
+    from playwright.sync_api import expect
+
+    page = open_notebook(browser, lab, copy_in_lab)
+    validate = page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True)
+    expect(validate, "nbgrader's Validate button is missing from the notebook toolbar").to_be_visible()
+    page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+    expect(page.locator(".lm-Menu"), "the Nbgrader menu did not open").to_have_count(1)
+    shown = page.locator(".lm-Menu .lm-Menu-item:not(.lm-mod-hidden)").all_text_contents()
+    for entry in ("formgrader", "assignment list", "course list", "create assignment"):
+        assert not any(entry in label.lower() for label in shown), f"the Nbgrader menu offers {entry!r}: {shown}"
+
+
+def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_in_lab, browser, tmp_path):
+    source = nbformat.read(lab["folder"] / copy_in_lab, as_version=4)
+    tests = [cell.source for cell in source.cells if cell.source.startswith("%%ch4test")]
+    visible = [test for cell in tests for test in re.findall(r'collect\("(\w+)"', cell)]  # hidden ones collect nothing
+    assert len(visible) >= 2 and FAILS in visible and visible[0] != FAILS, visible
+    page = open_notebook(browser, lab, copy_in_lab)
+
+    type_answer(page, lab, copy_in_lab, catalogue.reference_answer(FAST))
+    run_all(page)
+    shown = outputs(page)
+    assert shown.count("✅") == len(visible), f"expected {len(visible)} ✅ lines, the outputs are:\n{shown}"
+    for test in visible:
+        assert f"✅ {test} 通过" in shown, f"{test} did not pass with the reference answer:\n{shown}"
+    assert page.locator(STDERR).count() == 0, f"an error or stderr output with the reference answer:\n{shown}"
+    page.locator(".jp-Notebook .jp-Cell", has_text=f"✅ {visible[0]} 通过").scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "right.png"))
+
+    wrong = next(e.answer for e in catalogue.entries(FAST) if e.kind == "wrong" and e.slug == WRONG)
+    type_answer(page, lab, copy_in_lab, wrong)
+    run_all(page)
+    shown = outputs(page)
+    assert f"✅ {visible[0]} 通过" in shown, f"the run with the wrong answer did not get to the tests:\n{shown}"
+    assert f"✅ {FAILS} 通过" not in shown, f"{FAILS} passed the wrong answer {WRONG}"
+    errors = page.locator(STDERR).all_text_contents()
+    kit = str(lab["folder"] / "kit" / "ch4check.py")
+    assert any(kit in e for e in errors), f"the traceback does not come from the edition's own kit {kit}:\n{errors}"
+    last_lines = [e.strip().splitlines()[-1] for e in errors if e.strip()]
+    assert any(line.startswith("AssertionError:") and CJK.search(line) for line in last_lines), (
+        f"no Chinese failure message among the error outputs' last lines: {last_lines}"
+    )
+    page.locator(STDERR).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "wrong.png"))
