@@ -8,10 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-from grader import nbtools
+from grader import course  # light: paths and settings, no nbformat, no JAX
 
 
 def cmd_run(args) -> int:
+    from grader import nbtools
+
     failed = 0
     for path in args.notebooks:
         start = time.perf_counter()
@@ -25,6 +27,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_tidy(args) -> int:
+    from grader import nbtools
+
     for path in args.notebooks:
         if nbtools.tidy(Path(path)):
             print(f"tidied {path}")
@@ -61,6 +65,12 @@ def cmd_try(args) -> int:
         for line in failed:
             print(f"    - {line}")
     return 0
+
+
+def cmd_grade(args) -> int:
+    from grader import grade
+
+    return grade.main(args)
 
 
 def cmd_demo(args) -> int:
@@ -105,8 +115,6 @@ def main(argv=None) -> int:
     trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
     trial.set_defaults(func=cmd_try)
 
-    from grader import course, grade
-
     grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
     grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
     grading.add_argument("--out", required=True, help="grades.csv, feedback/ and the working course folder go here")
@@ -114,7 +122,7 @@ def main(argv=None) -> int:
     grading.add_argument(
         "--ceiling",
         type=float,
-        default=grade.CEILING_SECONDS,
+        default=course.CEILING_SECONDS,
         help="seconds one submission may run before its kernel is stopped",
     )
     grading.add_argument(
@@ -130,12 +138,12 @@ def main(argv=None) -> int:
         help="run student code even when it looks like tampering (verdicts and sandbox still apply); "
         "for code you trust, such as the course's own robustness tests",
     )
-    grading.set_defaults(func=grade.main)
+    grading.set_defaults(func=cmd_grade)
 
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
     demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(func=cmd_demo, ceiling=grade.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT, scan_code=True)
+    demo.set_defaults(func=cmd_demo, ceiling=course.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT, scan_code=True)
 
     args = parser.parse_args(argv)
     return args.func(args)

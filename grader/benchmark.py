@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import catalogue, classes, course, nbtools
+from grader import catalogue, classes, course
 
 
 def make_class(dest: Path, students: int) -> int:
@@ -33,7 +33,7 @@ def _execute(path: str) -> None:
 
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=nbtools.KERNEL_ARGS
+        nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=course.KERNEL_ARGS
     )
     client.execute()
 

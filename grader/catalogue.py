@@ -97,7 +97,7 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
     try:
         NotebookClient(
             nb,
-            extra_arguments=nbtools.KERNEL_ARGS,
+            extra_arguments=course.KERNEL_ARGS,
             timeout=course.CELL_TIMEOUT,
             kernel_name="python3",
             allow_errors=True,

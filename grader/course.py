@@ -6,7 +6,7 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from grader import REPO, nbtools
+from grader import REPO
 
 SOLUTIONS = REPO / "solutions"  # nbgrader source: statement, solution, visible + hidden tests
 EXERCISES = REPO / "exercises"  # nbgrader release: generated, committed, never edited by hand
@@ -23,6 +23,13 @@ ASSIGNMENTS = (
     "stop_gradient",
 )
 ANSWER_ID = "answer"
+
+COURSE_ID = "ch04"
+# Per-submission ceiling for grading; a correct submission needs ~10-30 s on a busy 2-core machine.
+CEILING_SECONDS = 300
+# Kernel start-up flags: no history database on disk, and no start-up warnings from the kernel
+# process (ipykernel warns that its local TCP sockets are unencrypted, on every start).
+KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]
 
 # Per-cell timeout for grading. nbgrader's default (30 s) is too tight for a JAX test cell that
 # compiles under jit/vmap on a loaded 2-core machine, and a reference test cell takes < 10 s.
@@ -46,12 +53,23 @@ def nbgrader_config(
     c.CourseDirectory.root = str(course_root)
     c.CourseDirectory.source_directory = str(source)
     c.CourseDirectory.release_directory = str(release)
-    # ?timeout: parallel graders share one SQLite gradebook; wait for the lock, never fail on it.
-    c.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}?timeout=60"
-    c.CourseDirectory.course_id = "ch04"
+    c.CourseDirectory.db_url = db_url(course_root)
+    c.CourseDirectory.course_id = COURSE_ID
     c.Exchange.assignment_dir = str(course_root)
     # Release notebooks keep nbgrader's cell metadata so `nbgrader validate` works for students.
     c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
     c.Execute.timeout = cell_timeout
-    c.Execute.extra_arguments = nbtools.KERNEL_ARGS
+    c.Execute.extra_arguments = KERNEL_ARGS
     return c
+
+
+def db_url(course_root: Path) -> str:
+    # ?timeout: parallel graders share one SQLite gradebook; wait for the lock, never fail on it.
+    return f"sqlite:///{course_root / 'gradebook.db'}?timeout=60"
+
+
+def gradebook(course_root: Path):
+    """nbgrader's gradebook of a course folder, as a context manager (`with gradebook(root) as gb`)."""
+    from nbgrader.api import Gradebook
+
+    return Gradebook(db_url(course_root), COURSE_ID)

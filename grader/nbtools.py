@@ -14,6 +14,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from grader import course
+
 # A cell tagged `raises-exception` must name the exception class it raises in this metadata
 # key (the class name exactly as Python prints it, e.g. "TypeError", "UnexpectedTracerError").
 RAISES_TAG = "raises-exception"
@@ -27,9 +29,6 @@ CELL_TIMEOUT = 300
 # non-interactive matplotlib backend so plots render without a display.
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
 
-# Kernel start-up flags: no history database on disk, and no start-up warnings from the kernel
-# process (ipykernel warns that its local TCP sockets are unencrypted, on every start).
-KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]
 
 KERNEL_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
@@ -87,7 +86,7 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | No
         nb,
         timeout=timeout,
         kernel_name="python3",
-        extra_arguments=KERNEL_ARGS,
+        extra_arguments=course.KERNEL_ARGS,
         resources={"metadata": {"path": str(path.parent)}},
     )
     result = RunResult(path)

@@ -1,4 +1,4 @@
-"""Intake (grade.intake): what happens to a submission before any kernel sees it. Fast: no
+"""Intake (grader/intake.py): what happens to a submission before any kernel sees it. Fast: no
 kernels. Whatever a submission holds, intake returns a notebook to grade or a reason, and never
 raises."""
 
@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 
-from grader import catalogue, classes, grade
+from grader import catalogue, classes, intake
 
 ASSIGNMENT = "softplus"
 RELEASE = catalogue.release_notebook(ASSIGNMENT)
@@ -16,7 +16,7 @@ GOOD = catalogue.reference_answer(ASSIGNMENT)
 
 def submit(tmp_path, nb=None, raw=None):
     classes.write(tmp_path, "s", ASSIGNMENT, nb, raw=raw)
-    return grade.intake(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    return intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
 
 
 def test_a_correct_submission_passes_untouched(tmp_path):
@@ -80,11 +80,11 @@ def test_symlinks_are_refused_not_followed(tmp_path):
     (tmp_path / "s" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").symlink_to(
         catalogue.course.notebook_path(catalogue.course.SOLUTIONS, ASSIGNMENT)
     )
-    got, notes, _ = grade.intake(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    got, notes, _ = intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
     assert got is None and "符号链接" in notes[-1]
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / ASSIGNMENT).symlink_to(tmp_path / "s" / ASSIGNMENT, target_is_directory=True)
-    got, notes, _ = grade.intake(tmp_path / "t" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    got, notes, _ = intake.receive(tmp_path / "t" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
     assert got is None and "符号链接" in notes[-1]
 
 
@@ -98,7 +98,7 @@ def test_a_submission_that_breaks_intake_itself_gets_a_reason(tmp_path, monkeypa
     def broken(*args):
         raise RuntimeError("surprise")
 
-    monkeypatch.setattr(grade, "read_submission", broken)
+    monkeypatch.setattr(intake, "read_submission", broken)
     got, notes, flags = submit(tmp_path, classes.answered(ASSIGNMENT, GOOD))
     assert got is None and flags == [] and "无法读取这份提交" in notes[0]
 

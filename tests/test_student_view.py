@@ -5,7 +5,7 @@ cell and in every test, with the same words the grader would use."""
 import pytest
 from nbclient import NotebookClient
 
-from grader import catalogue, nbtools
+from grader import catalogue, course, nbtools
 
 pytestmark = pytest.mark.xdist_group("student-view")
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.xdist_group("student-view")
 def run(answer: str):
     nb = catalogue.with_answer(catalogue.release_notebook("softplus"), answer)
     NotebookClient(
-        nb, extra_arguments=nbtools.KERNEL_ARGS, kernel_name="python3", allow_errors=True, timeout=120
+        nb, extra_arguments=course.KERNEL_ARGS, kernel_name="python3", allow_errors=True, timeout=120
     ).execute()
     outputs = {}
     for cell in nb.cells:

@@ -18,7 +18,7 @@ import ch4rules
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, classes, course, grade, sandbox
+from grader import REPO, catalogue, classes, course, grade, intake, sandbox
 
 pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
 ATTACKS = classes.attacks()
@@ -30,7 +30,7 @@ RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]
 FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b(.*)$", re.MULTILINE)
 
 
-tree_digest = grade.folder_digest
+tree_digest = intake.folder_digest
 
 
 def read_csv(out: Path) -> dict:

@@ -1,0 +1,228 @@
+"""What happens to a submission before any kernel sees it: pure checks on files and notebooks.
+
+`receive` never raises. A folder that holds nothing gradable (no notebook, an empty file,
+invalid JSON, a symbolic link) gets a reason and a 0; a notebook gets its metadata checked,
+copies of course cells dropped, deleted locked cells put back as released, and what the student
+changed noted (never held against them). An answer that breaks an answering rule
+(kit/ch4rules.py) is not run at all: flag `rules`, one note per problem.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import ch4rules
+import nbformat
+from ch4check import TEST_MAGIC
+from nbformat.corpus.words import generate_corpus_id
+
+
+def receive(folder: Path, assignment: str, release, scan_code: bool) -> tuple[object | None, list[str], list[str]]:
+    """(notebook to grade or None, notes, flags) for one submission. Never raises: whatever a
+    submission holds, the worst it gets is a 0 with the reason, and the class goes on."""
+    try:
+        nb, notes = read_submission(folder, assignment, release)
+        found = student_code_problems(nb, release) if nb is not None and scan_code else []
+    except Exception as err:  # noqa: BLE001 - one odd file must not stop the class
+        return None, [f"评分程序无法读取这份提交（{type(err).__name__}），本作业记 0 分；请联系助教"], []
+    if found:  # not run: nothing of it reaches a kernel
+        return None, notes + [RULES_NOTE, *found], ["rules"]  # one note, one line of the feedback, per problem
+    return nb, notes, []
+
+
+RULES_NOTE = (
+    "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
+    "（在 JupyterLab 里运行作答区时会看到同样的提示）。问题如下（每条一处）："
+)
+# nbgrader's cell metadata and the types it must have; a cell with anything else is unmarked.
+NBGRADER_TYPES = {
+    "grade_id": str,
+    "grade": bool,
+    "solution": bool,
+    "locked": bool,
+    "task": bool,
+    "points": (int, float),
+}
+
+
+def _nbgrader_meta(cell) -> dict | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else None
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source  # JSON keeps lines
+
+
+def _grade_ids(nb) -> dict[str, dict]:
+    found = {}
+    for cell in nb.cells:
+        meta = _nbgrader_meta(cell)
+        if meta is not None and "grade_id" in meta:
+            found.setdefault(meta["grade_id"], {"meta": meta, "source": _source(cell)})
+    return found
+
+
+def _well_typed(meta: dict) -> bool:
+    """Flags are real booleans, grade_id is text, points a number (and not a boolean)."""
+    for key, kind in NBGRADER_TYPES.items():
+        if key not in meta:
+            continue
+        value = meta[key]
+        if (type(value) is bool) != (kind is bool) or not isinstance(value, kind):
+            return False
+    return True
+
+
+def drop_malformed_metadata(nb, release) -> list[str]:
+    """Unmark cells whose nbgrader metadata has the wrong types (a list as grade_id, text as
+    points), a grade_id the release does not have, or one seen before in the notebook: nbgrader
+    then restores the real cell from the release, as for a deleted one."""
+    known, seen, dropped = set(_grade_ids(release)), set(), []
+    for index, cell in enumerate(nb.cells):
+        if "nbgrader" not in cell.get("metadata", {}):
+            continue
+        meta = _nbgrader_meta(cell)
+        if meta is None or not _well_typed(meta) or meta.get("grade_id") not in known or meta["grade_id"] in seen:
+            del cell.metadata["nbgrader"]
+            dropped.append(str(index + 1))
+        else:
+            seen.add(meta["grade_id"])
+    if not dropped:
+        return []
+    where = "、".join(dropped)
+    return [f"第 {where} 个单元格的评分元数据不对（类型、名称或重复），已当作未标记的单元格（评分单元格按发布版恢复）"]
+
+
+def compare_with_release(submitted, release) -> list[str]:
+    """What the student changed that nbgrader will undo (reported, never held against them)."""
+    notes = []
+    theirs, ours = _grade_ids(submitted), _grade_ids(release)
+    missing = [gid for gid in ours if gid not in theirs]
+    if missing:
+        notes.append(f"删除了或取消了标记的单元格 {', '.join(missing)}：已按发布版恢复后评分")
+    edited = [
+        gid
+        for gid, cell in ours.items()
+        if gid in theirs and cell["meta"].get("locked") and theirs[gid]["source"] != cell["source"]
+    ]
+    if edited:
+        notes.append(f"修改了只读单元格 {', '.join(edited)}：已恢复原文后评分")
+    keys = ("grade", "solution", "locked", "points")
+    retagged = [
+        gid
+        for gid, cell in ours.items()
+        if gid in theirs and any(theirs[gid]["meta"].get(k) != cell["meta"].get(k) for k in keys)
+    ]
+    if retagged:
+        notes.append(f"改动了单元格 {', '.join(retagged)} 的评分元数据（分值或标记）：已恢复")
+    added = sum(1 for c in submitted.cells if _nbgrader_meta(c) is None)
+    if added:
+        notes.append(f"新增了 {added} 个单元格：它们会照常运行，但不计分")
+    return notes
+
+
+def drop_unmarked_course_cells(nb, release) -> list[str]:
+    """Unmarked copies of the course's locked cells, and unmarked `%%ch4test` cells (a copied or
+    edited test, or one whose metadata was lost), are not the student's answer and cannot earn
+    points: they are left out, and the locked cells are restored as released."""
+    ours = {_source(c).strip() for c in release.cells if (_nbgrader_meta(c) or {}).get("locked")}
+    kept, tests = [], 0
+    for cell in nb.cells:
+        source = _source(cell).strip()
+        if _nbgrader_meta(cell) is None and (source in ours or source.startswith(TEST_MAGIC)):
+            tests += source not in ours
+            continue
+        kept.append(cell)
+    nb.cells = kept
+    return [f"{tests} 个没有评分标记的测试单元格（%%ch4test）不计分，评分时没有运行"] if tests else []
+
+
+def restore_locked_cells(nb, release) -> None:
+    """Put back the locked cells a student deleted or unmarked: after the release cell before
+    them, or at the end when that one (the answer) is missing too, so tests still come last.
+    nbgrader would restore them as well, but with a comment line above the source, and a test
+    cell's first line must stay `%%ch4test`."""
+    present = set(_grade_ids(nb))
+    cursor = 0
+    for cell in release.cells:
+        meta = _nbgrader_meta(cell) or {}
+        if "grade_id" not in meta:
+            continue
+        if meta["grade_id"] in present:
+            ids = [(_nbgrader_meta(c) or {}).get("grade_id") for c in nb.cells]
+            cursor = ids.index(meta["grade_id"]) + 1
+        elif meta.get("locked"):
+            restored = copy.deepcopy(cell)
+            restored["id"] = generate_corpus_id()  # the student may have kept a cell with the old id
+            nb.cells.insert(cursor, restored)
+            cursor += 1
+        else:
+            cursor = len(nb.cells)  # the answer lost its marking: whatever follows goes after it
+
+
+def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
+    """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
+    expected = f"{assignment}.ipynb"
+    if folder.is_symlink():
+        return None, [f"作业文件夹 {folder.name} 是符号链接：为安全起见不跟随，请提交文件本身"]
+    notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    path = folder / expected
+    notes = []
+    if not path.exists():
+        if len(notebooks) != 1:
+            found = ", ".join(p.name for p in notebooks) or "没有任何 .ipynb 文件"
+            return None, [f"缺少 notebook {expected}（收到：{found}）"]
+        path = notebooks[0]
+        notes.append(f"文件名应为 {expected}，收到 {path.name}：已按 {expected} 评分")
+    if path.is_symlink() or not path.is_file():
+        return None, notes + [f"{path.name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"]
+    raw = path.read_bytes()
+    if not raw.strip():
+        return None, notes + [f"{path.name} 是空文件"]
+    try:
+        json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return None, notes + [f"{path.name} 不是合法的 JSON（{err}），无法作为 notebook 打开"]
+    try:
+        with warnings.catch_warnings():  # old notebooks without cell ids are fine to grade
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+            nbformat.validate(nb)
+    except Exception as err:  # nbformat raises several classes; any of them means "not a notebook"
+        message = (str(err).strip().splitlines() or [""])[0][:200]
+        return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
+    notes += drop_malformed_metadata(nb, release)
+    notes += drop_unmarked_course_cells(nb, release)
+    notes += compare_with_release(nb, release)
+    restore_locked_cells(nb, release)
+    return nb, notes
+
+
+def student_code_problems(nb, release) -> list[str]:
+    """The answering rules broken in the code cells the student wrote: every code cell except
+    the locked ones, which nbgrader puts back as released before anything runs."""
+    restored = {gid for gid, cell in _grade_ids(release).items() if cell["meta"].get("locked")}
+    found = []
+    for cell in nb.cells:
+        meta = _nbgrader_meta(cell) or {}
+        if cell.get("cell_type") == "code" and meta.get("grade_id") not in restored:
+            found += ch4rules.problems(_source(cell))
+    return found
+
+
+def folder_digest(folder: Path) -> str:
+    """What a submission folder holds (symbolic links count by where they point, unread)."""
+    sha = hashlib.sha256()
+    if folder.is_symlink():
+        return hashlib.sha256(str(folder.readlink()).encode()).hexdigest()
+    for path in sorted(p for p in folder.rglob("*") if p.is_symlink()):
+        sha.update(str(path.relative_to(folder)).encode() + b"\0->" + str(path.readlink()).encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
