@@ -16,7 +16,7 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release grade demo formgrader tidy clean
+.PHONY: help setup ready test lab check student release grade demo formgrader tidy pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,6 +56,12 @@ formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [
 
 tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb
+
+# pip-tools lives in a throwaway venv under build/, so it is not one of the course's own pins.
+pins:  ## recompile requirements.txt (exact pins) from requirements.in (direct dependencies)
+	$(PY) -m venv build/pip-tools && build/pip-tools/bin/pip install --quiet pip-tools==7.6.2
+	CUSTOM_COMPILE_COMMAND="make pins" build/pip-tools/bin/pip-compile --quiet --allow-unsafe --strip-extras \
+	    --no-emit-index-url --no-emit-find-links --annotation-style=line --output-file requirements.txt requirements.in
 
 clean:  ## remove build products and caches (keeps .venv; rm -rf .venv to rebuild it)
 	rm -rf build .pytest_cache .ruff_cache

@@ -12,6 +12,8 @@ Every attack in grader/attacks rides on a known wrong answer. Two real grading r
 
 import csv
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import ch4rules
@@ -82,13 +84,17 @@ def test_the_sandbox_is_available():
     assert why is None, f"make setup installs bubblewrap; grading here would be unsandboxed: {why}"
 
 
-def test_sandbox_keeps_a_checkout_under_tmp_visible(tmp_path):
-    """/tmp is a fresh tmpfs inside the sandbox; it must be mounted before the venv and the
-    kernel's folder are bound, or a checkout under /tmp (a CI clone) has no Python."""
-    cmd = sandbox.command(tmp_path, {})
-    tmpfs = cmd.index("--tmpfs")
-    binds = [i for i, arg in enumerate(cmd) if arg in ("--ro-bind", "--bind") and cmd[i + 1] != "/usr"]
-    assert binds and min(binds) > tmpfs
+def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
+    """/tmp is a fresh tmpfs inside the sandbox; the kernel's folder, the venv or a checkout under
+    /tmp (a CI clone) must still be there, not hidden beneath it."""
+    assert str(tmp_path).startswith("/tmp/"), f"this check needs a folder under /tmp, got {tmp_path}"
+    tmp_path.chmod(0o755)  # the kernel runs as user nobody
+    marker = tmp_path / "marker.txt"
+    marker.write_text("visible")
+    marker.chmod(0o644)
+    probe = [sys.executable, "-c", f"print(open({str(marker)!r}).read())"]
+    done = subprocess.run(sandbox.command(tmp_path, {}) + probe, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "visible", f"the folder under /tmp is hidden in the sandbox: {done.stderr[-500:]}"
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +133,12 @@ def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
 def test_attack_reaches_nothing(verdict_run, attack):
     autograded = verdict_run["out"] / "course" / "autograded"
     path = course.notebook_path(autograded / f"attack-{attack.slug}", attack.assignment)
-    if not path.exists():
-        return  # its kernel died (e.g. it killed what it could): nothing ran far enough to print
+    if not path.exists():  # its kernel died (e.g. it killed what it could): then it must say so, at 0
+        outcome = verdict_run["outcomes"][(f"attack-{attack.slug}", attack.assignment)]
+        assert outcome.score == 0 and not outcome.graded and outcome.notes, (
+            f"{attack.claim}: no autograded notebook, yet {outcome.score} points and notes {outcome.notes}"
+        )
+        return
     nb = nbformat.read(path, as_version=4)
     outputs = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream"]
     text = "\n".join(o.get("text", "") for o in outputs)

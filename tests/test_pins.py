@@ -1,0 +1,39 @@
+"""requirements.txt is the exact pins compiled from requirements.in (`make pins`): every direct
+dependency is pinned there, each pin satisfies what requirements.in asks, and nothing is loose."""
+
+import re
+
+from packaging.requirements import Requirement
+
+from grader import REPO
+
+
+def requirements(name: str) -> list[Requirement]:
+    lines = (REPO / name).read_text(encoding="utf-8").splitlines()
+    return [Requirement(line.split("#")[0].strip()) for line in lines if line.split("#")[0].strip()]
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+PINS = {canonical(r.name): r for r in requirements("requirements.txt")}
+
+
+def test_every_pin_is_exact():
+    loose = [str(r) for r in PINS.values() if len(r.specifier) != 1 or next(iter(r.specifier)).operator != "=="]
+    assert not loose, f"requirements.txt must pin exactly (run `make pins`): {loose}"
+
+
+def test_every_direct_dependency_is_pinned_within_what_it_asks():
+    for wanted in requirements("requirements.in"):
+        pin = PINS.get(canonical(wanted.name))
+        assert pin is not None, f"{wanted.name} is in requirements.in but not pinned: run `make pins`"
+        version = next(iter(pin.specifier)).version
+        assert wanted.specifier.contains(version, prereleases=True), (
+            f"{pin} does not satisfy requirements.in's {wanted}: run `make pins`"
+        )
+
+
+def test_the_pins_say_how_they_are_made():
+    assert "make pins" in (REPO / "requirements.txt").read_text(encoding="utf-8")
