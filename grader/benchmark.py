@@ -20,11 +20,11 @@ from grader import catalogue, classes, course
 
 
 def make_class(dest: Path, students: int) -> int:
-    for assignment in course.available():
+    for assignment in course.ASSIGNMENTS:
         nb = classes.answered(assignment, catalogue.reference_answer(assignment))
         for k in range(students):
             classes.write(dest, f"student{k:03d}", assignment, nb)
-    return students * len(course.available())
+    return students * len(course.ASSIGNMENTS)
 
 
 def _execute(path: str) -> None:
@@ -64,7 +64,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
         scratch = Path(scratch)
         n = make_class(scratch / "class", args.students)
-        print(f"class: {args.students} students x {len(course.available())} assignments = {n} notebooks")
+        print(f"class: {args.students} students x {len(course.ASSIGNMENTS)} assignments = {n} notebooks")
         times = {}
         for repeat in range(args.repeats):
             for jobs in (1, 2):

@@ -42,7 +42,7 @@ def answered(assignment: str, answer: str):
 def selfproof_class(dest: Path, assignments=None) -> list[Expectation]:
     """Reference, blank and every catalogue entry of each assignment, one student each."""
     expected = []
-    for assignment in assignments or course.available():
+    for assignment in assignments or course.ASSIGNMENTS:
         write(dest, "reference", assignment, answered(assignment, catalogue.reference_answer(assignment)))
         expected.append(Expectation("reference", assignment, "full", "the reference solution"))
         write(dest, "blank", assignment, catalogue.release_notebook(assignment))
@@ -140,7 +140,7 @@ def broken_class(dest: Path, assignment: str) -> list[Expectation]:
 def demo_class(dest: Path) -> None:
     """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
     one broken file, one tampering attempt and everyday-style correct answers."""
-    for assignment in course.available():
+    for assignment in course.ASSIGNMENTS:
         entries = catalogue.entries(assignment)
         wrong = [e for e in entries if e.kind == "wrong"]
         right = [e for e in entries if e.kind == "right"]
@@ -153,7 +153,7 @@ def demo_class(dest: Path) -> None:
         natural = [e for e in entries if e.kind == "natural"]
         if natural:
             write(dest, "grace", assignment, answered(assignment, natural[0].answer))
-    first = course.available()[0]
+    first = course.ASSIGNMENTS[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
     forger = next(a for a in attacks() if a.slug == "patch_allclose")
     write(dest, "frank", forger.assignment, answered(forger.assignment, forger.answer))
@@ -181,7 +181,7 @@ class Attack:
 
 def attacks() -> list[Attack]:
     """The attack files, then one shadowing attack per assignment."""
-    return file_attacks() + [shadowing_attack(a) for a in course.available()]
+    return file_attacks() + [shadowing_attack(a) for a in course.ASSIGNMENTS]
 
 
 def file_attacks() -> list[Attack]:

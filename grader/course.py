@@ -12,16 +12,10 @@ SOLUTIONS = REPO / "solutions"  # nbgrader source: statement, solution, visible 
 EXERCISES = REPO / "exercises"  # nbgrader release: generated, committed, never edited by hand
 CATALOGUE = REPO / "grader" / "catalogue"  # known wrong and alternative answers, one file each
 
-# Assignment folder = notebook name; each notebook has exactly one answer cell, grade_id "answer".
-ASSIGNMENTS = (
-    "softplus",
-    "residuals",
-    "clip_global_norm",
-    "coloring",
-    "ode_adjoint",
-    "safe_norm",
-    "stop_gradient",
-)
+# Every folder solutions/<a>/ that holds <a>.ipynb is an assignment: release, grading and the
+# self-proof pick a new exercise up with no list to edit (CONTRIBUTING.md, "Adding an exercise").
+# Each notebook has exactly one answer cell, grade_id "answer".
+ASSIGNMENTS = tuple(sorted(p.parent.name for p in SOLUTIONS.glob("*/*.ipynb") if p.stem == p.parent.name))
 ANSWER_ID = "answer"
 
 COURSE_ID = "ch04"
@@ -34,11 +28,6 @@ KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=E
 # Per-cell timeout for grading. nbgrader's default (30 s) is too tight for a JAX test cell that
 # compiles under jit/vmap on a loaded 2-core machine, and a reference test cell takes < 10 s.
 CELL_TIMEOUT = 60
-
-
-def available() -> list[str]:
-    """The assignments whose source exists (all of them, once the course is complete)."""
-    return [a for a in ASSIGNMENTS if notebook_path(SOLUTIONS, a).exists()]
 
 
 def notebook_path(root: Path, assignment: str) -> Path:

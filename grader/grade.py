@@ -71,13 +71,13 @@ def prepare_course(root: Path) -> None:
 
     stamp = root / "sources.json"
     done = json.loads(stamp.read_text()) if stamp.exists() and (root / "gradebook.db").exists() else {}
-    changed = [a for a in course.available() if done.get(a) != source_digest(a)]
+    changed = [a for a in course.ASSIGNMENTS if done.get(a) != source_digest(a)]
     if not changed:
         return
     for attempt in ("update", "rebuild"):
         if attempt == "rebuild" or not done:
             shutil.rmtree(root, ignore_errors=True)
-            done, changed = {}, course.available()
+            done, changed = {}, course.ASSIGNMENTS
         for assignment in changed:
             shutil.rmtree(root / "source" / assignment, ignore_errors=True)
             shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
@@ -107,7 +107,7 @@ def discover(submitted: Path) -> tuple[list[tuple[str, str]], list[tuple[str, st
     known, unknown = [], []
     for student in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.is_symlink() and p.name[0] != "."):
         for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            (known if folder.name in course.available() else unknown).append((student.name, folder.name))
+            (known if folder.name in course.ASSIGNMENTS else unknown).append((student.name, folder.name))
     return known, unknown
 
 
@@ -135,7 +135,7 @@ def grade(
     for link in sorted(p.name for p in submitted.iterdir() if p.is_symlink()):
         echo(f"  skip  {link}: a symbolic link, not followed (hand in the folder itself)")
     for student, name in unknown:
-        echo(f"  skip  {student}/{name}: unknown assignment (known: {', '.join(course.available())})")
+        echo(f"  skip  {student}/{name}: unknown assignment (known: {', '.join(course.ASSIGNMENTS)})")
     if not known:
         hint = " (only unknown assignments)" if unknown else ""
         raise UsageError(f"nothing to grade in {submitted}: expected <student>/<assignment>/<notebook>.ipynb{hint}")

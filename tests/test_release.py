@@ -8,6 +8,36 @@ from grader.edition import leaks, secret_passages
 from grader.release import generate_release
 
 
+def test_every_folder_in_solutions_is_an_assignment():
+    """course.ASSIGNMENTS is every solutions/<a>/<a>.ipynb: a misnamed notebook would be skipped
+    silently by release, grading and the self-proof, so it fails here instead."""
+    folders = sorted(p.name for p in course.SOLUTIONS.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert folders, "solutions/ holds no exercise"
+    assert sorted(course.ASSIGNMENTS) == folders, (
+        f"each folder solutions/<a>/ must hold <a>.ipynb; found folders {folders}, assignments {course.ASSIGNMENTS}"
+    )
+    for assignment in course.ASSIGNMENTS:
+        notebooks = sorted(p.name for p in (course.SOLUTIONS / assignment).glob("*.ipynb"))
+        assert notebooks == [f"{assignment}.ipynb"], f"solutions/{assignment}/ holds {notebooks}: one notebook only"
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_every_assignment_has_the_cells_the_pipeline_needs(assignment):
+    cells = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4).cells
+    meta = [c.metadata.get("nbgrader", {}) for c in cells]
+    answers = [m for m in meta if m.get("grade_id") == course.ANSWER_ID]
+    assert len(answers) == 1 and answers[0].get("solution"), f"{assignment}: one answer cell, grade_id 'answer'"
+    setup = [c for c, m in zip(cells, meta, strict=True) if m.get("locked") and "start_tests(interface=" in c.source]
+    assert len(setup) == 1, f"{assignment}: one locked setup cell calling start_tests(interface=[...])"
+    tests = [c for c, m in zip(cells, meta, strict=True) if m.get("grade")]
+    assert tests, f"{assignment}: no test cells"
+    for cell in tests:
+        assert cell.source.startswith("%%ch4test\n"), f"{assignment}: a test cell must start with %%ch4test"
+    hidden = [c for c in cells if "### BEGIN HIDDEN TESTS" in c.source]
+    assert all(c in tests for c in hidden), f"{assignment}: hidden tests only inside test cells"
+    assert (course.CATALOGUE / assignment).is_dir(), f"{assignment}: grader/catalogue/{assignment}/ is missing"
+
+
 def test_every_assignment_has_a_source_and_a_release():
     for assignment in course.ASSIGNMENTS:
         assert course.notebook_path(course.SOLUTIONS, assignment).exists(), f"solutions/{assignment} is missing"
@@ -25,7 +55,7 @@ def test_release_is_in_sync_with_solutions(tmp_path):
     assert not stale, f"exercises/ is stale (edited by hand or not regenerated): {stale}; run `make release`"
 
 
-@pytest.mark.parametrize("assignment", course.available())
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_no_solution_or_hidden_test_leaks(assignment):
     published = list(course.EXERCISES.rglob("*.ipynb")) + list((REPO / "notebooks").glob("*.ipynb"))
     secrets = secret_passages(assignment)
@@ -34,7 +64,7 @@ def test_no_solution_or_hidden_test_leaks(assignment):
     assert not found, "secret lines published:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("assignment", course.available())
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_leak_check_catches_a_pasted_solution(assignment, tmp_path):
     from grader import catalogue
 
