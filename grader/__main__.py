@@ -60,9 +60,9 @@ def cmd_try(args) -> int:
     picked = [e for e in catalogue.entries(args.assignment) if not args.only or e.slug in args.only]
     candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
     for name, answer in candidates:
-        score, total, failed = catalogue.quick_score(args.assignment, answer)
-        print(f"{name:<40} {score:5.1f} / {total:<5.1f}")
-        for line in failed:
+        got = catalogue.quick_score(args.assignment, answer)
+        print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
+        for line in got.notes + got.failed:
             print(f"    - {line}")
     return 0
 
@@ -79,12 +79,12 @@ def cmd_demo(args) -> int:
     grace (correct answers in everyday style: type hints, dataclasses, prints, %time)."""
     import shutil
 
-    from grader import classes, grade
+    from grader import grade, sample_classes
 
     out = Path(args.out)
     submitted = out.parent / f"{out.name}-class"  # beside OUT_DIR: the grader never writes into it
     shutil.rmtree(submitted, ignore_errors=True)
-    classes.demo_class(submitted)
+    sample_classes.demo_class(submitted)
     print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
     print("dave: other correct methods, erin: a corrupted file, frank: patches np.allclose,")
     print("grace: correct answers in everyday style)")

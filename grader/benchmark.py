@@ -16,14 +16,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import catalogue, classes, course
+from grader import catalogue, course, sample_classes
 
 
 def make_class(dest: Path, students: int) -> int:
     for assignment in course.ASSIGNMENTS:
-        nb = classes.answered(assignment, catalogue.reference_answer(assignment))
+        nb = sample_classes.answered(assignment, catalogue.reference_answer(assignment))
         for k in range(students):
-            classes.write(dest, f"student{k:03d}", assignment, nb)
+            sample_classes.write(dest, f"student{k:03d}", assignment, nb)
     return students * len(course.ASSIGNMENTS)
 
 

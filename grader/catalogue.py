@@ -15,6 +15,7 @@ import copy
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -29,6 +30,11 @@ class Entry:
     kind: str  # "wrong", "right" or "natural"
     slug: str
     path: Path
+
+    @property
+    def student(self) -> str:
+        """Its student id in a graded class, e.g. wrong-naive_forward."""
+        return f"{self.kind}-{self.slug}"
 
     @property
     def answer(self) -> str:
@@ -77,22 +83,39 @@ def release_notebook(assignment: str):
     return nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
 
 
-def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list[str]]:
-    """Score an answer the way the grader does, without nbgrader or a sandbox (a development aid).
+class QuickScore(NamedTuple):
+    points: float
+    max_points: float
+    failed: list[str]  # "test_id: the first line of its message", for each failed test
+    flags: list[str]  # what the pipeline would flag: "rules" (not run) or "tampering"
+    notes: list[str]  # the broken rules, or the forged evidence
 
-    Runs the kernel version of the source notebook (hidden tests included, verdicts cut) with its
-    answer cell replaced, then judges the evidence here. The self-proof uses the real pipeline.
+
+def quick_score(assignment: str, answer: str | None, secret: str | None = None) -> QuickScore:
+    """Score an answer the way the grader does, without nbgrader or a sandbox: the kernel-plus-
+    verdict path (`grader try`, and the self-proof of every catalogue entry).
+
+    Like the pipeline: an answer that breaks an answering rule is not run (0, flag "rules");
+    otherwise the kernel version of the source notebook (hidden tests included, verdicts cut)
+    runs with this answer, and the verdicts judge its evidence here with inputs from `secret`
+    (fresh when None; the pipeline's seed of a student gives that student's exact inputs);
+    forged evidence scores 0 (flag "tampering").
     """
     import secrets
 
+    import ch4rules
     from ch4check import SEED_ENV
     from nbclient import NotebookClient
 
     from grader import nbtools, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
+    problems = ch4rules.problems(answer) if answer is not None else []
+    if problems:
+        return QuickScore(0.0, total, [], ["rules"], problems)
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
-    secret = secrets.token_hex(16)
+    secret = secret or secrets.token_hex(16)
     os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
     try:
         NotebookClient(
@@ -108,4 +131,6 @@ def quick_score(assignment: str, answer: str | None) -> tuple[float, float, list
     evidence, anomalies = verdict.read_evidence(nb)
     results = verdict.judge(assignment, evidence, secret)
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
-    return sum(r.points for r in results), sum(r.max_points for r in results), failed + anomalies
+    if anomalies:
+        return QuickScore(0.0, total, failed, ["tampering"], anomalies)
+    return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])

@@ -17,7 +17,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from grader import catalogue, classes, course, feedback, grade, sandbox
+from grader import catalogue, course, feedback, grade, sample_classes, sandbox
 
 pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
 
@@ -244,11 +244,11 @@ display(HTML("<b>" + "y" * 5_000_000 + "</b>"))
 def graded(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("submitted"), tmp_path_factory.mktemp("out")
     reference = catalogue.reference_answer(ASSIGNMENT)
-    classes.write(submitted, "reference", ASSIGNMENT, classes.answered(ASSIGNMENT, reference))
-    nb = classes.answered(ASSIGNMENT, reference + HOSTILE_ANSWER)
+    sample_classes.write(submitted, "reference", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, reference))
+    nb = sample_classes.answered(ASSIGNMENT, reference + HOSTILE_ANSWER)
     nb.cells.insert(1, _hostile_notebook().cells[0])  # a markdown cell of the student's own
     nb.cells.append(new_code_cell("raise ValueError('e' * 1_000_000)"))
-    classes.write(submitted, "mallory", ASSIGNMENT, nb)
+    sample_classes.write(submitted, "mallory", ASSIGNMENT, nb)
     # The answer scan would refuse `_repr_html_`; the feedback must be safe whatever runs.
     outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *a: None, scan_code=False)
     return {o.student: o for o in outcomes}, out

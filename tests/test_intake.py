@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 
-from grader import catalogue, classes, intake
+from grader import catalogue, intake, sample_classes
 
 ASSIGNMENT = "softplus"
 RELEASE = catalogue.release_notebook(ASSIGNMENT)
@@ -15,12 +15,12 @@ GOOD = catalogue.reference_answer(ASSIGNMENT)
 
 
 def submit(tmp_path, nb=None, raw=None):
-    classes.write(tmp_path, "s", ASSIGNMENT, nb, raw=raw)
+    sample_classes.write(tmp_path, "s", ASSIGNMENT, nb, raw=raw)
     return intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
 
 
 def test_a_correct_submission_passes_untouched(tmp_path):
-    nb, notes, flags = submit(tmp_path, classes.answered(ASSIGNMENT, GOOD))
+    nb, notes, flags = submit(tmp_path, sample_classes.answered(ASSIGNMENT, GOOD))
     assert nb is not None and notes == [] and flags == []
 
 
@@ -31,7 +31,7 @@ def test_a_correct_submission_passes_untouched(tmp_path):
 )
 @pytest.mark.parametrize("key", ["grade_id", "points", "grade", "locked", "solution"])
 def test_wrong_typed_metadata_never_raises(tmp_path, key, value):
-    nb = classes.answered(ASSIGNMENT, GOOD)
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
     for cell in nb.cells:
         if "nbgrader" in cell.metadata:
             cell.metadata["nbgrader"][key] = value
@@ -44,14 +44,14 @@ def test_wrong_typed_metadata_never_raises(tmp_path, key, value):
 
 
 def test_metadata_that_is_not_a_dict_is_unmarked(tmp_path):
-    nb = classes.answered(ASSIGNMENT, GOOD)
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
     nb.cells[-1].metadata["nbgrader"] = ["not", "a", "dict"]
     got, notes, _ = submit(tmp_path, nb)
     assert got is not None and any("评分元数据不对" in n for n in notes)
 
 
 def test_deleted_tests_are_restored_in_place_with_their_magic_first(tmp_path):
-    nb = classes.answered(ASSIGNMENT, GOOD)
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
     nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]
     got, notes, _ = submit(tmp_path, nb)
     tests = [c for c in got.cells if c.metadata.get("nbgrader", {}).get("grade")]
@@ -62,7 +62,7 @@ def test_deleted_tests_are_restored_in_place_with_their_magic_first(tmp_path):
 
 
 def test_own_test_cells_are_left_out(tmp_path):
-    nb = classes.answered(ASSIGNMENT, GOOD)
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
     nb.cells.append(nbformat.v4.new_code_cell("%%ch4test\nprint(globals())"))
     got, notes, flags = submit(tmp_path, nb)
     assert flags == [] and not any(c.source.startswith("%%ch4test\nprint") for c in got.cells)
@@ -89,7 +89,7 @@ def test_symlinks_are_refused_not_followed(tmp_path):
 
 
 def test_a_broken_rule_is_a_rules_flag_with_the_line(tmp_path):
-    got, notes, flags = submit(tmp_path, classes.answered(ASSIGNMENT, GOOD + "\nimport os\n"))
+    got, notes, flags = submit(tmp_path, sample_classes.answered(ASSIGNMENT, GOOD + "\nimport os\n"))
     assert got is None and flags == ["rules"]
     assert "作答区没有遵守作答规则" in notes[-2] and notes[-1].startswith("第 ") and "导入了 os" in notes[-1]
 
@@ -99,7 +99,7 @@ def test_a_submission_that_breaks_intake_itself_gets_a_reason(tmp_path, monkeypa
         raise RuntimeError("surprise")
 
     monkeypatch.setattr(intake, "read_submission", broken)
-    got, notes, flags = submit(tmp_path, classes.answered(ASSIGNMENT, GOOD))
+    got, notes, flags = submit(tmp_path, sample_classes.answered(ASSIGNMENT, GOOD))
     assert got is None and flags == [] and "无法读取这份提交" in notes[0]
 
 

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, classes, course, nbgrader_guard
+from grader import REPO, catalogue, course, nbgrader_guard, sample_classes
 
 pytestmark = pytest.mark.xdist_group("nbgrader_tools")  # one worker owns the class and the server
 ASSIGNMENT = "safe_norm"  # the quickest to grade
@@ -84,8 +84,10 @@ def graded(place):
     """alice hands in the model answer, bob the untouched release; graded from the repository
     root, where nbgrader_config.py (pointing at this very OUT) must change nothing."""
     submitted = place.tmp / "class"
-    classes.write(submitted, "alice", ASSIGNMENT, classes.answered(ASSIGNMENT, catalogue.reference_answer(ASSIGNMENT)))
-    classes.write(submitted, "bob", ASSIGNMENT, catalogue.release_notebook(ASSIGNMENT))
+    sample_classes.write(
+        submitted, "alice", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, catalogue.reference_answer(ASSIGNMENT))
+    )
+    sample_classes.write(submitted, "bob", ASSIGNMENT, catalogue.release_notebook(ASSIGNMENT))
     done = grade(submitted, place.out, place.env)
     assert done.returncode == 0, f"grader grade failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return read_grades(place.out)

@@ -1,32 +1,38 @@
-"""The graders are proven to tell right from wrong, through nbgrader's real autograde.
+"""The graders are proven to tell right from wrong.
 
-For every assignment: the reference scores full marks, the untouched release scores 0, every
-wrong answer in grader/catalogue loses points (the test id names the requirement it violates)
-and every alternative or natural-style correct answer scores full marks with no flag: an honest
-student is never accused. All of it is one run of the grading
-command over a class whose students are the catalogue entries.
+* Every catalogue entry (grader/catalogue) is scored the way the grader scores it, one test each,
+  spread over the pytest workers: the answering rules first, then a fresh kernel runs the
+  notebook with that answer and the verdicts judge its evidence (`catalogue.quick_score`). A
+  wrong answer must lose points (the test id names the requirement it violates); a right or
+  natural-style answer must score full marks with no flag: an honest student is never accused.
+* The real pipeline (`python -m grader grade`: nbgrader, the sandbox, the gradebook) grades the
+  reference and the untouched release of every assignment, and a sample of catalogue entries
+  (each assignment's first wrong and first natural one). The reference scores full marks, the
+  blank 0, and the quick path, given each sampled student's own seed, must reproduce the
+  pipeline's score and flags exactly: so what the quick path proves, the pipeline does too.
 """
 
 import csv
 import json
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from grader import REPO, catalogue, classes, course
+from grader import REPO, catalogue, course, sample_classes, worker
 
-pytestmark = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
-with tempfile.TemporaryDirectory() as scratch:  # the files are not needed, only the names for test ids
-    EXPECTATIONS = classes.selfproof_class(Path(scratch))
+ENTRIES = catalogue.entries()
+SAMPLE = [
+    next(e for e in catalogue.entries(a) if e.kind == kind) for a in course.ASSIGNMENTS for kind in ("wrong", "natural")
+]
+EXPECTATIONS = [expected for expected, _ in sample_classes.selfproof_cases(SAMPLE)]  # ids only; nothing written
+pipeline_run = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
 
 
 @pytest.fixture(scope="module")
-def grades(tmp_path_factory):
+def pipeline(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    classes.selfproof_class(submitted)
+    sample_classes.selfproof_class(submitted, SAMPLE)
     command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -34,7 +40,7 @@ def grades(tmp_path_factory):
         key: outcome["notes"] for key, outcome in json.loads((out / "course" / "outcomes.json").read_text()).items()
     }
     with open(out / "grades.csv", encoding="utf-8") as handle:
-        return {  # a failure below quotes the grader's own notes, so it says which test and why
+        grades = {  # a failure below quotes the grader's own notes, so it says which test and why
             (r["student_id"], r["assignment"]): (
                 float(r["score"]),
                 float(r["max_score"]),
@@ -43,6 +49,7 @@ def grades(tmp_path_factory):
             )
             for r in csv.DictReader(handle)
         }
+    return {"grades": grades, "course": out / "course"}
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
@@ -59,12 +66,25 @@ def test_catalogue_is_complete(assignment):
 
 
 def test_natural_corpus_is_large_enough():
-    assert len([e for e in catalogue.entries() if e.kind == "natural"]) >= 30
+    assert len([e for e in ENTRIES if e.kind == "natural"]) >= 30
 
 
+@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e.assignment}:{e.student}: {e.claim}" for e in ENTRIES])
+def test_catalogue_answer(entry):
+    got = catalogue.quick_score(entry.assignment, entry.answer)
+    assert got.max_points >= 10, f"{entry.assignment}: total points {got.max_points} < 10"
+    why = "; ".join(got.notes + got.failed)
+    if entry.kind == "wrong":
+        assert got.points < got.max_points, f"{entry.claim}: full marks {got.points}; the tests miss it"
+    else:
+        assert got.points == got.max_points, f"{entry.claim}: scored {got.points}/{got.max_points}: {why}"
+        assert not got.flags, f"{entry.claim}: flagged {got.flags}; a correct answer must carry no flag: {why}"
+
+
+@pipeline_run
 @pytest.mark.parametrize("case", EXPECTATIONS, ids=[f"{c.assignment}:{c.student}: {c.why}" for c in EXPECTATIONS])
-def test_grader_verdict(grades, case):
-    score, max_score, flags, notes = grades[(case.student, case.assignment)]
+def test_pipeline_verdict(pipeline, case):
+    score, max_score, flags, notes = pipeline["grades"][(case.student, case.assignment)]
     assert max_score >= 10, f"{case.assignment}: total points {max_score} < 10"
     if case.verdict == "full":
         assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks: {notes}"
@@ -73,3 +93,13 @@ def test_grader_verdict(grades, case):
         assert score == 0, f"{case.why}: scored {score}/{max_score}, expected 0"
     else:
         assert score < max_score, f"{case.why}: scored full marks {score}/{max_score}; the tests miss it"
+
+
+@pipeline_run
+@pytest.mark.parametrize("entry", SAMPLE, ids=[f"{e.assignment}:{e.student}" for e in SAMPLE])
+def test_quick_path_agrees_with_the_pipeline(pipeline, entry):
+    score, max_score, flags, notes = pipeline["grades"][(entry.student, entry.assignment)]
+    seed = worker.student_seed(pipeline["course"], entry.student, entry.assignment)
+    got = catalogue.quick_score(entry.assignment, entry.answer, secret=seed)
+    quick, full = (got.points, got.max_points, " ".join(got.flags)), (score, max_score, flags)
+    assert quick == full, f"quick path {quick} {got.failed}, pipeline {full}: {notes}"

@@ -20,10 +20,10 @@ import ch4rules
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, classes, course, grade, intake, sandbox
+from grader import REPO, catalogue, course, grade, hostile, intake, sandbox
 
 pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
-ATTACKS = classes.attacks()
+ATTACKS = hostile.attacks()
 VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
 RULE_BREAKERS = [a for a in ATTACKS if "rules" in a.layers]
 RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]
@@ -101,12 +101,12 @@ def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
 def verdict_run(tmp_path_factory):
     """Grade the honest students, snapshot, add the attacks, grade again into the same folder."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    honest = classes.honest_class(submitted, VERDICT_LAYER)
+    honest = hostile.honest_class(submitted, VERDICT_LAYER)
     quiet = lambda *args: None  # noqa: E731
     grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
     protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
     before = results_of(out, honest)
-    classes.attack_class(submitted, "verdict")
+    hostile.attack_class(submitted, "verdict")
     submissions = tree_digest(submitted)
     outcomes = grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
     return {
@@ -165,8 +165,8 @@ def test_attacks_change_nothing_outside(verdict_run):
 def scanned_run(tmp_path_factory):
     """The real configuration: every attack, next to the reference and each attack's base alone."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    classes.honest_class(submitted, ATTACKS)
-    classes.attack_class(submitted, "verdict")
+    hostile.honest_class(submitted, ATTACKS)
+    hostile.attack_class(submitted, "verdict")
     outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
     return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
 

@@ -1,0 +1,185 @@
+"""Sample classes of submissions, built from the release and the catalogue: the demo, the
+self-proof, and a class of broken submissions that the grading pipeline must survive (the
+attacks and the classes built from them are in grader/hostile.py).
+
+Every submission starts from the committed release notebook (what students receive) and
+changes only what a student could change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from grader import catalogue, course
+
+
+@dataclass(frozen=True)
+class Expectation:
+    student: str
+    assignment: str
+    verdict: str  # "full", "zero", "less" (than full) or "any" (only the note matters)
+    why: str  # what this submission is: the requirement a wrong answer violates, a reason...
+    note: str = ""  # a phrase the grading notes must contain, if any
+
+
+def write(dest: Path, student: str, assignment: str, nb=None, name: str | None = None, raw: bytes | None = None):
+    folder = dest / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{assignment}.ipynb")
+    if raw is not None:
+        path.write_bytes(raw)
+    elif nb is not None:
+        nbformat.write(nb, path)
+
+
+def answered(assignment: str, answer: str):
+    return catalogue.with_answer(catalogue.release_notebook(assignment), answer)
+
+
+def selfproof_cases(sample: list[catalogue.Entry]) -> list[tuple[Expectation, object]]:
+    """(what must happen, the notebook handed in) for the reference and the blank release of every
+    assignment and for each catalogue entry in `sample`; nothing is written (test ids)."""
+    cases = []
+    for assignment in course.ASSIGNMENTS:
+        reference = answered(assignment, catalogue.reference_answer(assignment))
+        cases.append((Expectation("reference", assignment, "full", "the reference solution"), reference))
+        blank = catalogue.release_notebook(assignment)
+        cases.append((Expectation("blank", assignment, "zero", "the untouched release"), blank))
+    for entry in sample:
+        verdict = "less" if entry.kind == "wrong" else "full"
+        expected = Expectation(entry.student, entry.assignment, verdict, entry.claim)
+        cases.append((expected, answered(entry.assignment, entry.answer)))
+    return cases
+
+
+def selfproof_class(dest: Path, sample: list[catalogue.Entry]) -> list[Expectation]:
+    """`selfproof_cases`, one student each, written to `dest`."""
+    cases = selfproof_cases(sample)
+    for expected, nb in cases:
+        write(dest, expected.student, expected.assignment, nb)
+    return [expected for expected, _ in cases]
+
+
+def _grade_cells(nb):
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def broken_class(dest: Path, assignment: str) -> list[Expectation]:
+    """One submission per way a hand-in can be broken, next to correct ones, written to `dest`."""
+    cases = broken_cases(assignment)
+    for _, put in cases:
+        put(dest)
+    return [expectation for expectation, _ in cases]
+
+
+def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], None]]]:
+    """(what must happen, how to write the submission) for each broken hand-in, in the order
+    they must be written (a link points to a student written before it). Nothing is written:
+    test ids come from here."""
+    good = catalogue.reference_answer(assignment)
+    cases = []
+
+    def add(student, nb=None, verdict="zero", why="", note="", then=None, **kw):
+        def put(dest: Path) -> None:
+            write(dest, student, assignment, nb, **kw)
+            if then is not None:
+                then(dest / student / assignment)
+
+        cases.append((Expectation(student, assignment, verdict, why, note), put))
+
+    add("ok-1", answered(assignment, good), "full", "correct, graded next to the broken ones")
+    add("bad-json", raw=b'{"cells": [', why="invalid JSON", note="不是合法的 JSON")
+    add("bad-empty", raw=b"", why="empty file", note="空文件")
+    add("bad-not-notebook", raw=b'{"hello": "world"}', why="JSON that is not a notebook", note="不是合法的 notebook")
+    forgot = lambda folder: (folder / "notes.txt").write_text("I forgot the notebook\n")  # noqa: E731
+    add("bad-missing", why="no notebook in the folder", note="缺少 notebook", then=forgot)
+    add("renamed", answered(assignment, good), "full", "notebook under another name", "文件名应为", name="copy.ipynb")
+
+    nb = answered(assignment, good)
+    nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]
+    add("tests-deleted", nb, "full", "all test cells deleted: restored from the gradebook", "删除了或取消了标记")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        cell.source = "pass"
+    add("tests-edited", nb, "zero", "test cells replaced by `pass` with no answer", "修改了只读单元格")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        cell.metadata["nbgrader"]["points"] = 100
+    add("points-raised", nb, "zero", "points raised in test metadata with no answer", "评分元数据")
+
+    nb = answered(assignment, "raise NotImplementedError()")
+    for cell in _grade_cells(nb):
+        del cell.metadata["nbgrader"]
+        cell.source = "pass"
+    add("tests-unmarked", nb, "zero", "test cells unmarked and emptied with no answer", "删除了或取消了标记")
+
+    nb = answered(assignment, good)
+    nb.cells.insert(2, nbformat.v4.new_code_cell("extra = 1 + 1"))
+    add("cells-added", nb, "full", "an extra cell of the student's own", "新增了 1 个单元格")
+
+    add(
+        "answer-raises",
+        answered(assignment, good + "\nraise ValueError('学生代码出错')"),
+        "any",
+        "the answer cell raises after defining the functions",
+        "作答区运行时报错",
+    )
+    add("infinite-loop", answered(assignment, "while True:\n    pass"), "zero", "infinite loop in the answer", "超过")
+    slow = good + "\nimport time\nget_ipython().events.register('pre_run_cell', lambda *args: time.sleep(15))"
+    add(
+        "slow-every-cell",
+        answered(assignment, slow),
+        "zero",
+        "every cell slowed down: per-submission ceiling",
+        "时间上限",
+    )
+    add("os-exit", answered(assignment, "import os\nos._exit(3)"), "zero", "kernel exits", "内核")
+    add("segfault", answered(assignment, "import ctypes\nctypes.string_at(0)"), "zero", "kernel segfaults", "内核")
+    add("huge-output", answered(assignment, good + "\nprint('x' * 5_000_000)"), "full", "5 MB of output", "输出过长")
+
+    nb = answered(assignment, good)
+    nb.cells.insert(2, nbformat.v4.new_code_cell("extra = 2", metadata={"nbgrader": {"grade_id": ["a", "list"]}}))
+    _grade_cells(nb)[0].metadata["nbgrader"]["points"] = "ten"
+    add("bad-metadata-types", nb, "full", "a list as grade_id, text as points", "评分元数据不对")
+    add("invalid-utf8", raw=b'{"cells": ["\xff\xfe"]}', why="bytes that are not UTF-8", note="不是合法的 JSON")
+    solution = course.notebook_path(course.SOLUTIONS, assignment)
+    link = lambda folder: (folder / f"{assignment}.ipynb").symlink_to(solution)  # noqa: E731
+    add("symlink-notebook", why="the notebook is a link to the solution", note="符号链接", then=link)
+
+    def link_folder(dest: Path) -> None:
+        (dest / "symlink-folder").mkdir()
+        (dest / "symlink-folder" / assignment).symlink_to(dest / "ok-1" / assignment, target_is_directory=True)
+
+    why = "the folder is a link to another student's"
+    cases.append((Expectation("symlink-folder", assignment, "zero", why, "符号链接"), link_folder))
+    return cases
+
+
+def demo_class(dest: Path) -> None:
+    """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
+    one broken file, one tampering attempt and everyday-style correct answers."""
+    for assignment in course.ASSIGNMENTS:
+        entries = catalogue.entries(assignment)
+        wrong = [e for e in entries if e.kind == "wrong"]
+        right = [e for e in entries if e.kind == "right"]
+        write(dest, "alice", assignment, answered(assignment, catalogue.reference_answer(assignment)))
+        write(dest, "bob", assignment, catalogue.release_notebook(assignment))
+        if wrong:
+            write(dest, "carol", assignment, answered(assignment, wrong[0].answer))
+        if right:
+            write(dest, "dave", assignment, answered(assignment, right[0].answer))
+        natural = [e for e in entries if e.kind == "natural"]
+        if natural:
+            write(dest, "grace", assignment, answered(assignment, natural[0].answer))
+    first = course.ASSIGNMENTS[0]
+    write(dest, "erin", first, raw=b'{"cells": [ this is not json')
+    from grader import hostile
+
+    forger = next(a for a in hostile.attacks() if a.slug == "patch_allclose")
+    write(dest, "frank", forger.assignment, answered(forger.assignment, forger.answer))
