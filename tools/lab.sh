@@ -17,4 +17,4 @@ if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then 
 if [ -d jupyter-config ]; then export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
 export JAX_PLATFORMS=cpu  # the course's claims are made on CPU
 # shellcheck disable=SC2086  # $flags is a list of words on purpose
-exec "$python" -m jupyter lab $flags "$@"
+exec "$python" -m jupyterlab $flags "$@"  # the module, not `jupyter lab`: that one runs whichever jupyter-lab is first on PATH
