@@ -108,6 +108,7 @@ def command(
         "--setenv", "PATH", f"{Path(sys.prefix) / 'bin'}:/usr/bin",
         "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "MPLCONFIGDIR", "/tmp",
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--setenv", "PYTHONPATH", str(KIT),  # the kit bound above, whichever checkout the grader runs from
         "--setenv", "JPY_PARENT_PID", "1",  # our parent is the namespace init: no poller, no banner
         *setenv,
     ]  # fmt: skip
