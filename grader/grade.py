@@ -30,7 +30,7 @@ import ch4check
 import ch4rules
 import nbformat
 
-from grader import REPO, course, feedback, intake, nbgrader_guard, report, sandbox, verdict, worker
+from grader import REPO, course, feedback, intake, messages, nbgrader_guard, report, sandbox, verdict, worker
 from grader.course import CEILING_SECONDS
 
 
@@ -201,7 +201,7 @@ def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
         nbformat.write(nb, target)
         return True
     except Exception as err:  # noqa: BLE001 - e.g. text nbformat cannot write back
-        outcome.notes.append(f"评分程序无法保存这份提交（{type(err).__name__}），本作业记 0 分；请联系助教")
+        outcome.notes.append(messages.grader_failed("保存", err))
         return False
 
 

@@ -20,6 +20,8 @@ import nbformat
 from ch4check import TEST_MAGIC
 from nbformat.corpus.words import generate_corpus_id
 
+from grader import messages
+
 
 def receive(folder: Path, assignment: str, release, scan_code: bool) -> tuple[object | None, list[str], list[str]]:
     """(notebook to grade or None, notes, flags) for one submission. Never raises: whatever a
@@ -28,16 +30,12 @@ def receive(folder: Path, assignment: str, release, scan_code: bool) -> tuple[ob
         nb, notes = read_submission(folder, assignment, release)
         found = student_code_problems(nb, release) if nb is not None and scan_code else []
     except Exception as err:  # noqa: BLE001 - one odd file must not stop the class
-        return None, [f"评分程序无法读取这份提交（{type(err).__name__}），本作业记 0 分；请联系助教"], []
+        return None, [messages.grader_failed("读取", err)], []
     if found:  # not run: nothing of it reaches a kernel
-        return None, notes + [RULES_NOTE, *found], ["rules"]  # one note, one line of the feedback, per problem
+        return None, notes + [messages.RULES_BROKEN, *found], ["rules"]  # one feedback line per problem
     return nb, notes, []
 
 
-RULES_NOTE = (
-    "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
-    "（在 JupyterLab 里运行作答区时会看到同样的提示）。问题如下（每条一处）："
-)
 # nbgrader's cell metadata and the types it must have; a cell with anything else is unmarked.
 NBGRADER_TYPES = {
     "grade_id": str,
@@ -95,8 +93,7 @@ def drop_malformed_metadata(nb, release) -> list[str]:
             seen.add(meta["grade_id"])
     if not dropped:
         return []
-    where = "、".join(dropped)
-    return [f"第 {where} 个单元格的评分元数据不对（类型、名称或重复），已当作未标记的单元格（评分单元格按发布版恢复）"]
+    return [messages.bad_metadata(dropped)]
 
 
 def compare_with_release(submitted, release) -> list[str]:
@@ -105,14 +102,14 @@ def compare_with_release(submitted, release) -> list[str]:
     theirs, ours = _grade_ids(submitted), _grade_ids(release)
     missing = [gid for gid in ours if gid not in theirs]
     if missing:
-        notes.append(f"删除了或取消了标记的单元格 {', '.join(missing)}：已按发布版恢复后评分")
+        notes.append(messages.cells_restored(missing))
     edited = [
         gid
         for gid, cell in ours.items()
         if gid in theirs and cell["meta"].get("locked") and theirs[gid]["source"] != cell["source"]
     ]
     if edited:
-        notes.append(f"修改了只读单元格 {', '.join(edited)}：已恢复原文后评分")
+        notes.append(messages.locked_cells_edited(edited))
     keys = ("grade", "solution", "locked", "points")
     retagged = [
         gid
@@ -120,10 +117,10 @@ def compare_with_release(submitted, release) -> list[str]:
         if gid in theirs and any(theirs[gid]["meta"].get(k) != cell["meta"].get(k) for k in keys)
     ]
     if retagged:
-        notes.append(f"改动了单元格 {', '.join(retagged)} 的评分元数据（分值或标记）：已恢复")
+        notes.append(messages.metadata_changed(retagged))
     added = sum(1 for c in submitted.cells if _nbgrader_meta(c) is None)
     if added:
-        notes.append(f"新增了 {added} 个单元格：它们会照常运行，但不计分")
+        notes.append(messages.cells_added(added))
     return notes
 
 
@@ -140,7 +137,7 @@ def drop_unmarked_course_cells(nb, release) -> list[str]:
             continue
         kept.append(cell)
     nb.cells = kept
-    return [f"{tests} 个没有评分标记的测试单元格（%%ch4test）不计分，评分时没有运行"] if tests else []
+    return [messages.unmarked_tests_dropped(tests)] if tests else []
 
 
 def restore_locked_cells(nb, release) -> None:
@@ -170,25 +167,24 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
     expected = f"{assignment}.ipynb"
     if folder.is_symlink():
-        return None, [f"作业文件夹 {folder.name} 是符号链接：为安全起见不跟随，请提交文件本身"]
+        return None, [messages.folder_is_link(folder.name)]
     notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
     path = folder / expected
     notes = []
     if not path.exists():
         if len(notebooks) != 1:
-            found = ", ".join(p.name for p in notebooks) or "没有任何 .ipynb 文件"
-            return None, [f"缺少 notebook {expected}（收到：{found}）"]
+            return None, [messages.notebook_missing(expected, [p.name for p in notebooks])]
         path = notebooks[0]
-        notes.append(f"文件名应为 {expected}，收到 {path.name}：已按 {expected} 评分")
+        notes.append(messages.renamed(expected, path.name))
     if path.is_symlink() or not path.is_file():
-        return None, notes + [f"{path.name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"]
+        return None, notes + [messages.file_is_link(path.name)]
     raw = path.read_bytes()
     if not raw.strip():
-        return None, notes + [f"{path.name} 是空文件"]
+        return None, notes + [messages.empty_file(path.name)]
     try:
         json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        return None, notes + [f"{path.name} 不是合法的 JSON（{err}），无法作为 notebook 打开"]
+        return None, notes + [messages.not_json(path.name, err)]
     try:
         with warnings.catch_warnings():  # old notebooks without cell ids are fine to grade
             warnings.simplefilter("ignore")
@@ -196,7 +192,7 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
             nbformat.validate(nb)
     except Exception as err:  # nbformat raises several classes; any of them means "not a notebook"
         message = (str(err).strip().splitlines() or [""])[0][:200]
-        return None, notes + [f"{path.name} 不是合法的 notebook（{message}）"]
+        return None, notes + [messages.not_notebook(path.name, message)]
     notes += drop_malformed_metadata(nb, release)
     notes += drop_unmarked_course_cells(nb, release)
     notes += compare_with_release(nb, release)

@@ -8,14 +8,14 @@ import html
 import shutil
 from pathlib import Path
 
-from grader import feedback
+from grader import feedback, messages
 
 
 def _notes_html(outcome) -> str:
     items = "".join(f"<li>{html.escape(n)}</li>" for n in outcome.notes)
     return (
         f'<div style="border:2px solid #c60;padding:8px;margin:8px;font-family:sans-serif">'
-        f"<b>评分说明（{html.escape(outcome.student)} / {html.escape(outcome.assignment)}）</b>"
+        f"<b>{html.escape(messages.notes_title(outcome.student, outcome.assignment))}</b>"
         f"<ul>{items}</ul></div>"
     )
 
@@ -42,7 +42,7 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
             page = (
                 f'<!DOCTYPE html><html lang="zh"><meta charset="utf-8"><title>{html.escape(assignment)}'
                 f"</title><body><h1>{html.escape(assignment)}：{outcome.score:g} / {outcome.max_score:g}</h1>"
-                f"{_notes_html(outcome)}<p>请按说明修正后重新提交。</p></body></html>"
+                f"{_notes_html(outcome)}<p>{messages.RESUBMIT}</p></body></html>"
             )
             (target / f"{assignment}.html").write_text(page, encoding="utf-8")
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:

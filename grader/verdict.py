@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import nbformat
 from ch4check import MIME, VERDICT_MARKER, decode, derive_seed, run_test_body, split_test_cell, test_namespace
 
-from grader import course
+from grader import course, messages
 
 HIDDEN_END = "### END HIDDEN TESTS"
 
@@ -62,30 +62,30 @@ def read_evidence(nb) -> tuple[dict[str, dict], list[str]]:
         test = _meta(cell).get("grade_id") if is_test(cell) else None
         if test is None:
             if payloads:
-                anomalies.append(f"测试单元格以外的单元格输出了 {len(payloads)} 份评分证据")
+                anomalies.append(messages.evidence_outside_tests(len(payloads)))
             continue
         if len(payloads) > 1:
-            anomalies.append(f"测试 {test} 输出了 {len(payloads)} 份评分证据（只应有一份）")
+            anomalies.append(messages.evidence_repeated(test, len(payloads)))
             continue
         if not payloads:
             continue  # the cell did not get that far: the verdict says "no evidence"
         payload = payloads[0]
         if not isinstance(payload, dict) or payload.get("test") != test:
-            anomalies.append(f"测试 {test} 的评分证据标着别的测试名")
+            anomalies.append(messages.evidence_mislabelled(test))
             continue
         changed = payload.get("changed")
         if not isinstance(changed, list) or not all(isinstance(name, str) for name in changed):
-            anomalies.append(f"测试 {test} 的评分证据格式不对（缺少运行时检查）")
+            anomalies.append(messages.evidence_without_check(test))
             continue
         if changed:
-            anomalies.append(f"测试 {test} 运行时，这些函数或钩子已被改动：{', '.join(changed[:8])}")
+            anomalies.append(messages.functions_changed(test, changed))
             continue
         try:
             evidence = decode(payload.get("evidence"))
             if not isinstance(evidence, dict) or "error" not in evidence:
                 raise ValueError("证据缺少 error 字段")
         except Exception as err:  # noqa: BLE001 - whatever arrived, it is not our evidence
-            anomalies.append(f"测试 {test} 的评分证据格式不对（{err}）")
+            anomalies.append(messages.evidence_malformed(test, err))
             continue
         found[test] = evidence
     return found, anomalies
@@ -103,22 +103,18 @@ class TestResult:
         return self.message is None
 
 
-NO_EVIDENCE = "没有收到这个测试的证据：前面的单元格出错、超时或内核中断时，测试没能运行到收集证据这一步。"
-
-
 def _given(evidence: dict, cell_test: str, test_id: str, compute=None) -> dict:
     if test_id != cell_test:
         raise RuntimeError(f"course bug: cell {cell_test} collects evidence as {test_id}")
     if test_id not in evidence:
-        raise AssertionError(NO_EVIDENCE)
+        raise AssertionError(messages.NO_EVIDENCE)
     return copy.deepcopy(evidence[test_id])
 
 
 def _message(err: BaseException) -> str:
-    text = str(err).strip()
     if isinstance(err, AssertionError):
-        return text or "断言失败"
-    return f"判定时出错（{type(err).__name__}: {text.splitlines()[0][:200] if text else ''}）：证据的形状或类型不对"
+        return str(err).strip() or messages.ASSERTION_FAILED
+    return messages.judging_failed(err)
 
 
 @functools.cache

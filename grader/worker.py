@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from ch4check import SEED_ENV
 
-from grader import course, feedback, sandbox, verdict
+from grader import course, feedback, messages, sandbox, verdict
 
 Key = tuple[str, str]  # (student, assignment)
 
@@ -77,9 +77,9 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
 
 def _failure_reason(log: str) -> str:
     if "DeadKernelError" in log or "Kernel died" in log or "kernel died" in log:
-        return "内核在运行中崩溃（例如 os._exit、段错误或内存耗尽），没有得到成绩"
+        return messages.KERNEL_DIED
     last = [line for line in log.strip().splitlines() if line.strip()]
-    return "nbgrader 无法评分：" + (last[-1][:200] if last else "未知原因")
+    return messages.nbgrader_failed(last[-1][:200] if last else "")
 
 
 def review_autograded(path: Path, cell_timeout: int) -> list[str]:
@@ -89,16 +89,15 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
-                where = cell.metadata.get("nbgrader", {}).get("grade_id", "一个未标记的单元格")
-                notes.append(f"单元格 {where} 超过 {cell_timeout} 秒未结束，已被中断（可能有死循环）")
+                notes.append(messages.cell_timed_out(cell.metadata.get("nbgrader", {}).get("grade_id"), cell_timeout))
             elif out.get("output_type") == "error" and cell.metadata.get("nbgrader", {}).get("solution"):
                 if out.get("ename") == "NotImplementedError":
-                    notes.append("作答区还没有作答（仍是 raise NotImplementedError()）")
+                    notes.append(messages.NOT_ANSWERED)
                 else:
-                    notes.append(f"作答区运行时报错：{out.get('ename')}: {str(out.get('evalue', ''))[:120]}")
+                    notes.append(messages.answer_raised(out.get("ename"), str(out.get("evalue", ""))))
             trimmed = trimmed or feedback.is_capped(out)
     if trimmed:
-        notes.append(f"输出过长（单个输出超过 {feedback.MAX_OUTPUT_CHARS} 字符，或单元格输出过多）：反馈中已截断")
+        notes.append(messages.output_trimmed(feedback.MAX_OUTPUT_CHARS))
     return notes
 
 
@@ -121,23 +120,20 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
     notes, flags = [], []
     if anomalies:
         flags.append("tampering")
-        notes.append("检测到篡改评分的迹象（伪造或被改动的评分证据），本作业记 0 分：" + "；".join(anomalies))
+        notes.append(messages.tampering(anomalies))
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if verdict.MIME in out.get("data", {}):
                 out["data"] = {"text/plain": out["data"].get("text/plain", "")}
         result = results.get(cell.metadata.get("nbgrader", {}).get("grade_id")) if verdict.is_test(cell) else None
         if result is not None:
-            text = (
-                f"评分程序判定：✅ 通过（{result.points:g} / {result.max_points:g} 分）\n"
-                if result.passed and not anomalies
-                else f"评分程序判定：❌ 未通过（0 / {result.max_points:g} 分）：{result.message or '见上方说明'}\n"
-            )
+            passed = result.passed and not anomalies
+            text = messages.verdict_line(passed, result.points, result.max_points, result.message)
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
     nbformat.write(nb, path)
     failed = [r.test for r in results.values() if not r.passed]
     if failed and not anomalies:
-        notes.append(f"未通过的测试：{', '.join(failed)}（原因写在各测试单元格下方）")
+        notes.append(messages.tests_failed(failed))
     with course.gradebook(root) as gb:
         for test, result in results.items():
             grade = gb.find_grade(test, assignment, assignment, student)
@@ -158,7 +154,7 @@ def _worker(root: str, cell_timeout: int, sandboxed: bool, tasks, results) -> No
         try:
             result = _grade_one(api, root, *key, cell_timeout)
         except Exception as err:  # noqa: BLE001 - this submission gets 0 with the reason; the rest go on
-            result = Result(False, [f"评分程序处理这份提交时出错（{type(err).__name__}），记 0 分；请联系助教"])
+            result = Result(False, [messages.grader_failed("处理", err)])
         results.put(Finished(key, result))
 
 
@@ -177,7 +173,7 @@ def _grade_one(api, root: Path, student: str, assignment: str, cell_timeout: int
         notes += judged_notes
         pages = api.generate_feedback(assignment, student, force=True)
         if not pages["success"]:
-            notes.append("未能生成 HTML 反馈：" + _failure_reason(pages.get("log", "")))
+            notes.append(messages.feedback_failed(_failure_reason(pages.get("log", ""))))
     else:
         notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
     return Result(result["success"], notes, flags)
@@ -224,7 +220,7 @@ def run_workers(
                 running.pop(key, None)
                 done[key] = message.result
                 if key in killed:
-                    done[key] = Result(False, [f"超过每份提交 {ceiling:.0f} 秒的时间上限，已终止（可能有死循环）"])
+                    done[key] = Result(False, [messages.ceiling_reached(ceiling)])
                 progress(key, done[key])
             for key, (pid, started) in list(running.items()):
                 if time.monotonic() - started > ceiling and key not in killed:
@@ -233,7 +229,7 @@ def run_workers(
             if not any(w.is_alive() for w in workers) and results.empty() and len(done) < len(pending):
                 for key in pending:  # a worker itself died: whatever it held gets a reason
                     if key not in done:
-                        done[key] = Result(False, ["评分进程意外退出，没有得到成绩"])
+                        done[key] = Result(False, [messages.WORKER_DIED])
                         progress(key, done[key])
     finally:
         for w in workers:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from ch4check import MIME, VERDICT_MARKER, collect, decode, derive_seed, encode
 
-from grader import REPO, course, verdict
+from grader import REPO, course, messages, verdict
 
 TEST_CELLS = [
     (a, c.metadata["nbgrader"]["grade_id"], c.source)
@@ -129,7 +129,7 @@ def test_runtime_check_sees_replaced_functions_and_hooks():
 
 def test_judge_fails_every_test_without_evidence_and_never_calls_student_code():
     results = verdict.judge("softplus", {}, "secret")
-    assert results and all(r.points == 0 and r.message == verdict.NO_EVIDENCE for r in results)
+    assert results and all(r.points == 0 and r.message == messages.NO_EVIDENCE for r in results)
 
 
 def _run_python(*args: str) -> str:

@@ -1,0 +1,159 @@
+"""Every note the grader writes about a submission, in one place: they reach students in the
+score table, grades and feedback pages, so they are Chinese, calm, say what happened and what
+to do next. (The output-cap notes live beside their mechanism in feedback.py; nbgrader's refused
+steps in nbgrader_guard.py; the tests' own messages in the exercise notebooks.)"""
+
+from __future__ import annotations
+
+CONTACT = "请联系助教"
+
+
+def grader_failed(action: str, err: BaseException) -> str:
+    """The grader itself could not read, save or grade a submission: never the student's fault."""
+    return f"评分程序无法{action}这份提交（{type(err).__name__}），本作业记 0 分；{CONTACT}"
+
+
+# —— intake: before any kernel runs ——
+RULES_BROKEN = (
+    "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
+    "（在 JupyterLab 里运行作答区时会看到同样的提示）。问题如下（每条一处）："
+)
+
+
+def folder_is_link(name: str) -> str:
+    return f"作业文件夹 {name} 是符号链接：为安全起见不跟随，请提交文件本身"
+
+
+def notebook_missing(expected: str, found: list[str]) -> str:
+    return f"缺少 notebook {expected}（收到：{', '.join(found) or '没有任何 .ipynb 文件'}）"
+
+
+def renamed(expected: str, got: str) -> str:
+    return f"文件名应为 {expected}，收到 {got}：已按 {expected} 评分"
+
+
+def file_is_link(name: str) -> str:
+    return f"{name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"
+
+
+def empty_file(name: str) -> str:
+    return f"{name} 是空文件"
+
+
+def not_json(name: str, err: Exception) -> str:
+    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开"
+
+
+def not_notebook(name: str, message: str) -> str:
+    return f"{name} 不是合法的 notebook（{message}）"
+
+
+def bad_metadata(cells: list[str]) -> str:
+    where = "、".join(cells)
+    return f"第 {where} 个单元格的评分元数据不对（类型、名称或重复），已当作未标记的单元格（评分单元格按发布版恢复）"
+
+
+def cells_restored(grade_ids: list[str]) -> str:
+    return f"删除了或取消了标记的单元格 {', '.join(grade_ids)}：已按发布版恢复后评分"
+
+
+def locked_cells_edited(grade_ids: list[str]) -> str:
+    return f"修改了只读单元格 {', '.join(grade_ids)}：已恢复原文后评分"
+
+
+def metadata_changed(grade_ids: list[str]) -> str:
+    return f"改动了单元格 {', '.join(grade_ids)} 的评分元数据（分值或标记）：已恢复"
+
+
+def cells_added(count: int) -> str:
+    return f"新增了 {count} 个单元格：它们会照常运行，但不计分"
+
+
+def unmarked_tests_dropped(count: int) -> str:
+    return f"{count} 个没有评分标记的测试单元格（%%ch4test）不计分，评分时没有运行"
+
+
+# —— the run: what happened in the kernel ——
+KERNEL_DIED = "内核在运行中崩溃（例如 os._exit、段错误或内存耗尽），没有得到成绩"
+WORKER_DIED = "评分进程意外退出，没有得到成绩"
+NOT_ANSWERED = "作答区还没有作答（仍是 raise NotImplementedError()）"
+
+
+def nbgrader_failed(last_line: str) -> str:
+    return f"nbgrader 无法评分：{last_line or '未知原因'}"
+
+
+def cell_timed_out(grade_id: str | None, seconds: int) -> str:
+    return f"单元格 {grade_id or '一个未标记的单元格'} 超过 {seconds} 秒未结束，已被中断（可能有死循环）"
+
+
+def answer_raised(name: str, value: str) -> str:
+    return f"作答区运行时报错：{name}: {value[:120]}"
+
+
+def output_trimmed(max_chars: int) -> str:
+    return f"输出过长（单个输出超过 {max_chars} 字符，或单元格输出过多）：反馈中已截断"
+
+
+def ceiling_reached(seconds: float) -> str:
+    return f"超过每份提交 {seconds:.0f} 秒的时间上限，已终止（可能有死循环）"
+
+
+def feedback_failed(reason: str) -> str:
+    return f"未能生成 HTML 反馈：{reason}"
+
+
+# —— verdicts: judged in the grader on the kernel's evidence ——
+NO_EVIDENCE = "没有收到这个测试的证据：前面的单元格出错、超时或内核中断时，测试没能运行到收集证据这一步。"
+ASSERTION_FAILED = "断言失败"
+
+
+def tampering(anomalies: list[str]) -> str:
+    return "检测到篡改评分的迹象（伪造或被改动的评分证据），本作业记 0 分：" + "；".join(anomalies)
+
+
+def verdict_line(passed: bool, points: float, max_points: float, message: str) -> str:
+    if passed:
+        return f"评分程序判定：✅ 通过（{points:g} / {max_points:g} 分）\n"
+    return f"评分程序判定：❌ 未通过（0 / {max_points:g} 分）：{message or '见上方说明'}\n"
+
+
+def tests_failed(tests: list[str]) -> str:
+    return f"未通过的测试：{', '.join(tests)}（原因写在各测试单元格下方）"
+
+
+def judging_failed(err: BaseException) -> str:
+    text = str(err).strip()
+    return f"判定时出错（{type(err).__name__}: {text.splitlines()[0][:200] if text else ''}）：证据的形状或类型不对"
+
+
+def evidence_outside_tests(count: int) -> str:
+    return f"测试单元格以外的单元格输出了 {count} 份评分证据"
+
+
+def evidence_repeated(test: str, count: int) -> str:
+    return f"测试 {test} 输出了 {count} 份评分证据（只应有一份）"
+
+
+def evidence_mislabelled(test: str) -> str:
+    return f"测试 {test} 的评分证据标着别的测试名"
+
+
+def evidence_without_check(test: str) -> str:
+    return f"测试 {test} 的评分证据格式不对（缺少运行时检查）"
+
+
+def functions_changed(test: str, names: list[str]) -> str:
+    return f"测试 {test} 运行时，这些函数或钩子已被改动：{', '.join(names[:8])}"
+
+
+def evidence_malformed(test: str, err: Exception) -> str:
+    return f"测试 {test} 的评分证据格式不对（{err}）"
+
+
+# —— the report ——
+def notes_title(student: str, assignment: str) -> str:
+    return f"评分说明（{student} / {assignment}）"
+
+
+RESUBMIT = "请按说明修正后重新提交。"
