@@ -52,17 +52,12 @@ def _nbgrader_meta(cell) -> dict | None:
     return meta if isinstance(meta, dict) else None
 
 
-def _source(cell) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source  # JSON keeps lines
-
-
 def _grade_ids(nb) -> dict[str, dict]:
     found = {}
     for cell in nb.cells:
         meta = _nbgrader_meta(cell)
         if meta is not None and "grade_id" in meta:
-            found.setdefault(meta["grade_id"], {"meta": meta, "source": _source(cell)})
+            found.setdefault(meta["grade_id"], {"meta": meta, "source": cell.source})
     return found
 
 
@@ -128,10 +123,10 @@ def drop_unmarked_course_cells(nb, release) -> list[str]:
     """Unmarked copies of the course's locked cells, and unmarked `%%ch4test` cells (a copied or
     edited test, or one whose metadata was lost), are not the student's answer and cannot earn
     points: they are left out, and the locked cells are restored as released."""
-    ours = {_source(c).strip() for c in release.cells if (_nbgrader_meta(c) or {}).get("locked")}
+    ours = {c.source.strip() for c in release.cells if (_nbgrader_meta(c) or {}).get("locked")}
     kept, tests = [], 0
     for cell in nb.cells:
-        source = _source(cell).strip()
+        source = cell.source.strip()
         if _nbgrader_meta(cell) is None and (source in ours or source.startswith(TEST_MAGIC)):
             tests += source not in ours
             continue
@@ -208,7 +203,7 @@ def student_code_problems(nb, release) -> list[str]:
     for cell in nb.cells:
         meta = _nbgrader_meta(cell) or {}
         if cell.get("cell_type") == "code" and meta.get("grade_id") not in restored:
-            found += ch4rules.problems(_source(cell))
+            found += ch4rules.problems(cell.source)
     return found
 
 

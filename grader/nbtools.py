@@ -77,7 +77,7 @@ def check_expected_exceptions(nb) -> list[str]:
     return problems
 
 
-def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | None = None) -> RunResult:
+def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT) -> RunResult:
     """Run a notebook top to bottom in a fresh kernel, in its own folder, and judge it."""
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -106,8 +106,6 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, save_to: Path | No
         result.problems.append(f"{type(err).__name__}: {_last_line(str(err))}")
     else:
         result.problems.extend(check_expected_exceptions(nb))
-    if save_to is not None:
-        nbformat.write(nb, save_to)
     return result
 
 
