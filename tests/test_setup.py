@@ -89,3 +89,14 @@ def test_a_linux_machine_without_chinese_fonts_is_warned_and_one_with_them_is_no
     warning = setup_with_fonts("")
     assert len(warning) == 1 and "fonts-noto-cjk" in warning[0], warning
     assert not setup_with_fonts("/usr/share/fonts/NotoSansCJK.ttc: Noto Sans CJK SC:style=Regular")
+
+
+def test_every_kit_module_is_installed_by_both_projects():
+    """`import ch4check` works through the editable install: a kit module missing from a
+    pyproject would import in this checkout's tests and fail in a fresh student edition."""
+    import tomllib
+
+    kit = sorted(p.stem for p in (REPO / "kit").glob("*.py"))
+    for pyproject in (REPO / "pyproject.toml", REPO / "edition" / "pyproject.toml"):
+        listed = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]["py-modules"]
+        assert sorted(listed) == kit, f"{pyproject.relative_to(REPO)} installs {sorted(listed)}, kit/ holds {kit}"
