@@ -8,15 +8,17 @@ Every test cell of an exercise starts with the line ``%%ch4test`` and has three 
 
 The cell magic (registered by the locked setup cell through ``start_tests``) runs the body in a
 fresh namespace that this module builds: the trusted imports the body names (``TRUSTED``), the
-kit's ``collect`` and ``seed_for``, and only the exercise's interface names taken from the
-student's namespace. So an answer cell that redefines ``collect``, ``isinstance``, ``np`` or any
-other name a test reads changes nothing in the test.
+kit's ``collect``, ``seed_for`` and the ``TEST_HELPERS`` it names (``run_each``, ``attempt``,
+``check_close``, ...), and only the exercise's interface names taken from the student's
+namespace. So an answer cell that redefines ``collect``, ``check_close``, ``isinstance``, ``np``
+or any other name a test reads changes nothing in the test.
 
 While a student works, the whole cell runs in their kernel and the seed is fresh each time.
 During grading the kernel runs only the first two parts: ``collect`` sends the evidence out as a
 cell output, and the grader runs the verdict in its own process, with the same seed, on the
 evidence it received (see grader/README.md). So this module is the *only* course code a graded
-kernel imports, and nothing in it decides a score.
+kernel imports, and nothing a graded kernel runs decides a score: the verdict helpers
+(``check_no_error``, ``check_close``, ``missing_name``) decide a score only in the grader's process.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from __future__ import annotations
 import ast
 import base64
 import builtins
+import contextlib
 import hashlib
 import hmac
 import importlib
+import io
 import os
+import re
 import types
 
 import numpy as np
@@ -175,7 +180,8 @@ def changed_since_setup() -> list[str]:
     return sorted(k for k in now if k not in _BASELINE or not (now[k] is _BASELINE[k] or now[k] == _BASELINE[k]))
 
 
-def _first_line(err: BaseException) -> str:
+def error_text(err: BaseException) -> str:
+    """How evidence reports an exception: its class and the first line of its message."""
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0][:300] if text else ''}"
 
@@ -190,7 +196,7 @@ def collect(test_id: str, compute) -> dict:
             raise TypeError("收集证据的函数应当返回一个 dict")
         evidence = {"error": None, **{str(k): encode(v) for k, v in values.items() if k != "error"}}
     except Exception as err:  # the student's code may raise anything; that is evidence too
-        evidence = {"error": _first_line(err)}
+        evidence = {"error": error_text(err)}
     if grading():
         from IPython.display import display
 
@@ -198,6 +204,111 @@ def collect(test_id: str, compute) -> dict:
         payload = {"test": test_id, "evidence": evidence, "changed": changed_since_setup()}
         display({MIME: payload, "text/plain": message}, raw=True)
     return decode(evidence)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers for test bodies (`TEST_HELPERS`). The first four run in the student's kernel, inside
+# `collect`, and only gather evidence; the last three are the verdicts' messages. A body gets
+# them from the kit, like `collect`, so an answer that defines the same names changes nothing.
+
+
+def run_each(computations) -> dict:
+    """Each ``(name, compute)`` on its own, so that one failure keeps the others' evidence:
+    ``{name: result as a float64 array, name + "_error": None}``, or, if ``compute`` raised,
+    ``{name: None, name + "_error": text}``."""
+    out = {}
+    for name, compute in computations:
+        try:
+            out[name], out[name + "_error"] = np.asarray(compute(), np.float64), None
+        except Exception as err:  # the student's code may raise anything; that is evidence too
+            out[name], out[name + "_error"] = None, error_text(err)
+    return out
+
+
+def attempt(compute) -> dict:
+    """One case of a test: ``compute()``'s dict with ``"error": None``, or ``{"error": text}`` if
+    it raised, so that one failing case keeps the other cases' evidence."""
+    try:
+        return {**compute(), "error": None}
+    except Exception as err:  # the student's code may raise anything; that is evidence too
+        return {"error": error_text(err)}
+
+
+def grads_error(f, args, **check_grads_kwargs) -> str | None:
+    """``jax.test_util.check_grads(f, args, ...)``: None if it passes, otherwise its error. Not
+    only the first line: check_grads puts the mismatched numbers on the lines after it."""
+    from jax.test_util import check_grads
+
+    try:
+        check_grads(f, args, **check_grads_kwargs)
+    except Exception as err:  # the student's code may raise anything; that is evidence too
+        return f"{type(err).__name__}: {str(err)[:300]}"
+    return None
+
+
+_RESIDUAL = re.compile(r"\s*\w+\[([\d,\s]*)\]")  # a line "f32[3,4] output of sin from ...": dtype[shape]
+
+
+def saved_residuals(f, *args) -> int:
+    """How many array elements reverse mode keeps from the forward pass of ``f(*args)``, counted
+    from what ``jax.ad_checkpoint.print_saved_residuals`` prints (a scalar counts 1)."""
+    from jax.ad_checkpoint import print_saved_residuals
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_saved_residuals(f, *args)
+    total = 0
+    for line in printed.getvalue().splitlines():
+        match = _RESIDUAL.match(line)
+        if match:
+            total += int(np.prod([int(n) for n in match.group(1).split(",") if n.strip()]))
+    return total
+
+
+# The verdict helpers raise AssertionError themselves: a plain `assert` in this module would
+# vanish under `python -O` (test bodies are compiled with optimize=0, this module is not).
+
+
+def _join(before: str, after: str) -> str:
+    """Course text puts a space between Latin text and Chinese: "调用 f_penta 出错"."""
+    return f"{before} {after}" if before and before[-1].isascii() and not before[-1].isspace() else before + after
+
+
+def missing_name(*names: str) -> str:
+    """The message for names a test needs that the answer cell does not define."""
+    return f"没有找到 {'、'.join(names)}：请在作答区定义{'它' if len(names) == 1 else '它们'}，并先运行作答区。"
+
+
+def _ending(hint: str) -> str:
+    return f"：{hint}" if hint else "。"
+
+
+def check_no_error(error, doing: str, hint: str = "") -> None:
+    """Fail with "<doing>出错（<error>）：<hint>" unless ``error`` (from the evidence) is None."""
+    if error is not None:
+        raise AssertionError(_join(doing, f"出错（{error}）") + _ending(hint))
+
+
+def check_close(got, want, what: str, *, rtol=1e-05, atol=1e-08, hint: str = "", finite: bool | str = False) -> None:
+    """Fail unless ``got`` has the shape of ``want`` and ``np.allclose(got, want, rtol, atol)``
+    (NumPy's default tolerances). With ``finite`` (True or a hint), a nan/inf fails first with its
+    own message. Every message starts with ``what`` (the case) and shows ``got`` when it is short."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        raise AssertionError(_join(what, f"的形状是 {got.shape}，应为 {want.shape}。"))
+    shown = f"（得到 {got}）" if got.size <= 20 else ""
+    if finite and not np.all(np.isfinite(got)):
+        raise AssertionError(_join(what, f"出现了 nan/inf{shown}") + _ending(finite if isinstance(finite, str) else ""))
+    if not np.allclose(got, want, rtol=rtol, atol=atol):
+        raise AssertionError(_join(what, f"不对{shown}") + _ending(hint))
+
+
+TEST_HELPERS = types.MappingProxyType(
+    {
+        f.__name__: f
+        for f in (run_each, attempt, grads_error, saved_residuals, missing_name, check_no_error, check_close)
+    }
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,11 +327,13 @@ def _trusted(spec: str):
 
 
 def test_namespace(body: str, interface: dict, **helpers) -> dict:
-    """The globals of one test cell: real builtins, the trusted imports it names, `helpers`
-    (``collect``, ``seed_for``) and the interface objects, and nothing else."""
+    """The globals of one test cell: real builtins, the trusted imports and the kit's
+    ``TEST_HELPERS`` it names, `helpers` (``collect``, ``seed_for``) and the interface objects,
+    and nothing else."""
     names = free_names(body)
     namespace = {"__builtins__": builtins, "__name__": "__ch4test__"}
     namespace.update({name: _trusted(spec) for name, spec in TRUSTED.items() if name in names})
+    namespace.update({name: helper for name, helper in TEST_HELPERS.items() if name in names})
     namespace.update(helpers)
     namespace.update(interface)
     return namespace
