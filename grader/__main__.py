@@ -54,13 +54,13 @@ def cmd_edition(args) -> int:
 
 def cmd_try(args) -> int:
     """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
-    from grader import catalogue
+    from grader import answers
 
     candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
-    picked = [e for e in catalogue.entries(args.assignment) if not args.only or e.slug in args.only]
+    picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
     candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
     for name, answer in candidates:
-        got = catalogue.quick_score(args.assignment, answer)
+        got = answers.quick_score(args.assignment, answer)
         print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
         for line in got.notes + got.failed:
             print(f"    - {line}")

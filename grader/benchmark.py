@@ -16,12 +16,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import catalogue, course, sample_classes
+from grader import answers, course, sample_classes
 
 
 def make_class(dest: Path, students: int) -> int:
     for assignment in course.ASSIGNMENTS:
-        nb = sample_classes.answered(assignment, catalogue.reference_answer(assignment))
+        nb = sample_classes.answered(assignment, answers.reference_answer(assignment))
         for k in range(students):
             sample_classes.write(dest, f"student{k:03d}", assignment, nb)
     return students * len(course.ASSIGNMENTS)

@@ -6,7 +6,7 @@ shows it is opened by an instructor. So:
 * Outputs are capped while the kernel runs (`OutputCap`, mixed into nbgrader's Execute step):
   every MIME entry, stream text and traceback at `MAX_OUTPUT_CHARS`, every cell at `MAX_OUTPUTS`
   outputs and `MAX_CELL_CHARS` characters. The autograded notebook is capped before nbgrader
-  stores it. Evidence outputs (`ch4check.MIME`) pass unchanged: the verdicts read them.
+  stores it. Evidence outputs (`ch4protocol.MIME`) pass unchanged: the verdicts read them.
 * The page is sanitised with nbconvert's own `SanitizeHTML` (bleach): HTML and markdown outputs
   keep plain formatting tags only (no script, event handler, style, class or `javascript:`
   link), other active MIME types are dropped. Markdown cells are sanitised after they are
@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 
 import bleach
-from ch4check import MIME as EVIDENCE_MIME
+from ch4protocol import MIME as EVIDENCE_MIME
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors.sanitize import SanitizeHTML

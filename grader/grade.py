@@ -26,11 +26,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import ch4check
-import ch4rules
 import nbformat
 
-from grader import REPO, course, feedback, intake, messages, nbgrader_guard, report, sandbox, verdict, worker
+from grader import REPO, course, intake, messages, nbgrader_guard, report, sandbox, verdict, worker
 from grader.course import CEILING_SECONDS
 
 
@@ -51,12 +49,13 @@ class Outcome:
 
 
 def source_digest(assignment: str) -> str:
-    """Changes to an assignment's source or to this grader invalidate earlier grades."""
+    """Changes to an assignment's source, to this grader or to the kit invalidate earlier grades."""
     sha = hashlib.sha256()
     # feedback.py too: its output caps change what is stored
-    for module in (course, intake, worker, verdict, ch4rules, sandbox, feedback, ch4check):
-        sha.update(Path(module.__file__).read_bytes())
-    sha.update(Path(__file__).read_bytes())
+    for module in ("course", "grade", "intake", "worker", "verdict", "sandbox", "feedback", "messages"):
+        sha.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    for kit_module in sorted(sandbox.KIT.glob("*.py")):
+        sha.update(kit_module.read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
     return sha.hexdigest()
 

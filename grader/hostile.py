@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import catalogue, course, verdict
+from grader import answers, course, verdict
 from grader.sample_classes import answered, write
 
 
@@ -55,7 +55,7 @@ def file_attacks() -> list[Attack]:
 
 def test_cell_names(assignment: str) -> set[str]:
     """Every name the assignment's test cells read, found by parsing them (hidden tests included)."""
-    from ch4check import free_names, split_test_cell
+    from ch4protocol import free_names, split_test_cell
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     return set().union(*(free_names(split_test_cell(c.source)) for c in source.cells if verdict.is_test(c)))
@@ -65,7 +65,7 @@ def shadowing_attack(assignment: str) -> Attack:
     """A wrong answer followed by a redefinition of every name a test cell reads (helpers,
     builtins, modules), except the interface and what the answer itself uses: with tests that
     read the student's namespace, each redefinition would be a way to forge a result."""
-    base = next(e for e in catalogue.entries(assignment) if e.kind == "wrong")
+    base = next(e for e in answers.entries(assignment) if e.kind == "wrong")
     uses = {n.id for n in ast.walk(ast.parse(base.answer)) if isinstance(n, ast.Name)}
     names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
     code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
@@ -95,7 +95,7 @@ def honest_class(dest: Path, chosen: list[Attack]) -> list[tuple[str, str]]:
     base answer on its own (students base-<slug>): what the attacks are measured against."""
     students = []
     for assignment in sorted({a.assignment for a in chosen}):
-        write(dest, f"ref-{assignment}", assignment, answered(assignment, catalogue.reference_answer(assignment)))
+        write(dest, f"ref-{assignment}", assignment, answered(assignment, answers.reference_answer(assignment)))
         students.append((f"ref-{assignment}", assignment))
     for attack in {(a.assignment, a.base): a for a in chosen}.values():
         write(dest, f"base-{attack.base}", attack.assignment, answered(attack.assignment, attack.base_answer))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import ch4rules
 import nbformat
-from ch4check import TEST_MAGIC
+from ch4protocol import TEST_MAGIC
 from nbformat.corpus.words import generate_corpus_id
 
 from grader import messages

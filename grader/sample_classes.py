@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import catalogue, course
+from grader import answers, course
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,17 @@ def write(dest: Path, student: str, assignment: str, nb=None, name: str | None =
 
 
 def answered(assignment: str, answer: str):
-    return catalogue.with_answer(catalogue.release_notebook(assignment), answer)
+    return answers.with_answer(answers.release_notebook(assignment), answer)
 
 
-def selfproof_cases(sample: list[catalogue.Entry]) -> list[tuple[Expectation, object]]:
+def selfproof_cases(sample: list[answers.Entry]) -> list[tuple[Expectation, object]]:
     """(what must happen, the notebook handed in) for the reference and the blank release of every
     assignment and for each catalogue entry in `sample`; nothing is written (test ids)."""
     cases = []
     for assignment in course.ASSIGNMENTS:
-        reference = answered(assignment, catalogue.reference_answer(assignment))
+        reference = answered(assignment, answers.reference_answer(assignment))
         cases.append((Expectation("reference", assignment, "full", "the reference solution"), reference))
-        blank = catalogue.release_notebook(assignment)
+        blank = answers.release_notebook(assignment)
         cases.append((Expectation("blank", assignment, "zero", "the untouched release"), blank))
     for entry in sample:
         verdict = "less" if entry.kind == "wrong" else "full"
@@ -56,7 +56,7 @@ def selfproof_cases(sample: list[catalogue.Entry]) -> list[tuple[Expectation, ob
     return cases
 
 
-def selfproof_class(dest: Path, sample: list[catalogue.Entry]) -> list[Expectation]:
+def selfproof_class(dest: Path, sample: list[answers.Entry]) -> list[Expectation]:
     """`selfproof_cases`, one student each, written to `dest`."""
     cases = selfproof_cases(sample)
     for expected, nb in cases:
@@ -80,7 +80,7 @@ def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], No
     """(what must happen, how to write the submission) for each broken hand-in, in the order
     they must be written (a link points to a student written before it). Nothing is written:
     test ids come from here."""
-    good = catalogue.reference_answer(assignment)
+    good = answers.reference_answer(assignment)
     cases = []
 
     def add(student, nb=None, verdict="zero", why="", note="", then=None, **kw):
@@ -165,11 +165,11 @@ def demo_class(dest: Path) -> None:
     """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
     one broken file, one tampering attempt and everyday-style correct answers."""
     for assignment in course.ASSIGNMENTS:
-        entries = catalogue.entries(assignment)
+        entries = answers.entries(assignment)
         wrong = [e for e in entries if e.kind == "wrong"]
         right = [e for e in entries if e.kind == "right"]
-        write(dest, "alice", assignment, answered(assignment, catalogue.reference_answer(assignment)))
-        write(dest, "bob", assignment, catalogue.release_notebook(assignment))
+        write(dest, "alice", assignment, answered(assignment, answers.reference_answer(assignment)))
+        write(dest, "bob", assignment, answers.release_notebook(assignment))
         if wrong:
             write(dest, "carol", assignment, answered(assignment, wrong[0].answer))
         if right:

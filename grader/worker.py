@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from ch4check import SEED_ENV
+from ch4protocol import SEED_ENV
 
 from grader import course, feedback, messages, sandbox, verdict
 

@@ -23,12 +23,9 @@ kernel imports, and nothing a graded kernel runs decides a score: the verdict he
 
 from __future__ import annotations
 
-import ast
 import base64
 import builtins
 import contextlib
-import hashlib
-import hmac
 import importlib
 import io
 import os
@@ -37,10 +34,8 @@ import types
 
 import numpy as np
 
-SEED_ENV = "CH4_GRADING_SEED"  # set by the grader for each (student, assignment)
-MIME = "application/vnd.ch4.evidence+json"
-VERDICT_MARKER = "# —— 判定 ——"
-TEST_MAGIC = "%%ch4test"  # the first line of every test cell
+# Shared with the grader, which imports them without JAX; re-exported here for the kit's users.
+from ch4protocol import MIME, SEED_ENV, TEST_MAGIC, VERDICT_MARKER, derive_seed, free_names, split_test_cell  # noqa: F401
 
 # What a test body may name besides the interface: local name -> "module" or "module:attribute".
 # The kit imports these itself; the student's namespace is never consulted for them.
@@ -68,10 +63,6 @@ MAX_ELEMENTS = 1_000_000  # per array: evidence is values on a few thousand poin
 MAX_TEXT = 20_000  # characters per string (a jaxpr, an error message)
 
 
-def derive_seed(secret: str, test_id: str) -> int:
-    """The seed of one test's inputs: unknown before grading, the same in kernel and grader."""
-    digest = hmac.new(secret.encode(), test_id.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "little")
 
 
 def seed_for(test_id: str) -> int:
@@ -315,9 +306,6 @@ TEST_HELPERS = types.MappingProxyType(
 # Test cells run in a namespace the kit builds, in the student's kernel and in the grader alike
 
 
-def free_names(body: str) -> set[str]:
-    """Every name the body reads (a superset of what it needs from outside: cheap and safe)."""
-    return {node.id for node in ast.walk(ast.parse(body)) if isinstance(node, ast.Name)}
 
 
 def _trusted(spec: str):
@@ -339,10 +327,6 @@ def test_namespace(body: str, interface: dict, **helpers) -> dict:
     return namespace
 
 
-def split_test_cell(source: str) -> str:
-    """The body of a ``%%ch4test`` cell (the source itself when the line is missing)."""
-    first, _, rest = source.partition("\n")
-    return rest if first.strip().startswith(TEST_MAGIC) else source
 
 
 def run_test_body(body: str, namespace: dict, filename: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from grader import catalogue, course, feedback, grade, sample_classes, sandbox
+from grader import answers, course, feedback, grade, sample_classes, sandbox
 
 pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
 
@@ -243,7 +243,7 @@ display(HTML("<b>" + "y" * 5_000_000 + "</b>"))
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("submitted"), tmp_path_factory.mktemp("out")
-    reference = catalogue.reference_answer(ASSIGNMENT)
+    reference = answers.reference_answer(ASSIGNMENT)
     sample_classes.write(submitted, "reference", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, reference))
     nb = sample_classes.answered(ASSIGNMENT, reference + HOSTILE_ANSWER)
     nb.cells.insert(1, _hostile_notebook().cells[0])  # a markdown cell of the student's own

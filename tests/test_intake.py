@@ -7,11 +7,11 @@ import json
 import nbformat
 import pytest
 
-from grader import catalogue, intake, sample_classes
+from grader import answers, course, intake, sample_classes
 
 ASSIGNMENT = "softplus"
-RELEASE = catalogue.release_notebook(ASSIGNMENT)
-GOOD = catalogue.reference_answer(ASSIGNMENT)
+RELEASE = answers.release_notebook(ASSIGNMENT)
+GOOD = answers.reference_answer(ASSIGNMENT)
 
 
 def submit(tmp_path, nb=None, raw=None):
@@ -77,9 +77,7 @@ def test_invalid_utf8_and_deep_json_give_a_reason(tmp_path):
 
 def test_symlinks_are_refused_not_followed(tmp_path):
     (tmp_path / "s" / ASSIGNMENT).mkdir(parents=True)
-    (tmp_path / "s" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").symlink_to(
-        catalogue.course.notebook_path(catalogue.course.SOLUTIONS, ASSIGNMENT)
-    )
+    (tmp_path / "s" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").symlink_to(course.notebook_path(course.SOLUTIONS, ASSIGNMENT))
     got, notes, _ = intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
     assert got is None and "符号链接" in notes[-1]
     (tmp_path / "t").mkdir()

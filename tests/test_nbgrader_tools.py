@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, course, nbgrader_guard, sample_classes
+from grader import REPO, answers, course, nbgrader_guard, sample_classes
 
 pytestmark = pytest.mark.xdist_group("nbgrader_tools")  # one worker owns the class and the server
 ASSIGNMENT = "safe_norm"  # the quickest to grade
@@ -85,9 +85,9 @@ def graded(place):
     root, where nbgrader_config.py (pointing at this very OUT) must change nothing."""
     submitted = place.tmp / "class"
     sample_classes.write(
-        submitted, "alice", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, catalogue.reference_answer(ASSIGNMENT))
+        submitted, "alice", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
     )
-    sample_classes.write(submitted, "bob", ASSIGNMENT, catalogue.release_notebook(ASSIGNMENT))
+    sample_classes.write(submitted, "bob", ASSIGNMENT, answers.release_notebook(ASSIGNMENT))
     done = grade(submitted, place.out, place.env)
     assert done.returncode == 0, f"grader grade failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return read_grades(place.out)
@@ -238,7 +238,7 @@ def test_exchange_release_fetch_submit_collect_then_grade(server, place):
     fetched = course.notebook_path(home / "ch04", ASSIGNMENT)
     released_nb = course.notebook_path(course.EXERCISES, ASSIGNMENT)
     assert fetched.read_bytes() == released_nb.read_bytes(), "the student did not get the committed exercises/ notebook"
-    answer = catalogue.with_answer(nbformat.read(fetched, as_version=4), catalogue.reference_answer(ASSIGNMENT))
+    answer = answers.with_answer(nbformat.read(fetched, as_version=4), answers.reference_answer(ASSIGNMENT))
     nbformat.write(answer, fetched)
     done = run(NBGRADER, "submit", ASSIGNMENT, "--student=carol", where, env=env)
     assert done.returncode == 0, f"submit failed:\n{done.stderr[-2000:]}"

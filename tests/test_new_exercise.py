@@ -54,10 +54,10 @@ def test_the_release_includes_it(released):
 def test_the_grading_command_grades_it(released, tmp_path):
     build = f"""
 from pathlib import Path
-from grader import catalogue, sample_classes
-nb = sample_classes.answered("{NEW}", catalogue.reference_answer("{NEW}"))
+from grader import answers, sample_classes
+nb = sample_classes.answered("{NEW}", answers.reference_answer("{NEW}"))
 sample_classes.write(Path("{tmp_path / "class"}"), "ada", "{NEW}", nb)
-sample_classes.write(Path("{tmp_path / "class"}"), "bo", "{NEW}", catalogue.release_notebook("{NEW}"))
+sample_classes.write(Path("{tmp_path / "class"}"), "bo", "{NEW}", answers.release_notebook("{NEW}"))
 """
     run(released, "-c", build)
     run(released, "-m", "grader", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "2")

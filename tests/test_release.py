@@ -66,9 +66,9 @@ def test_no_solution_or_hidden_test_leaks(assignment):
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_leak_check_catches_a_pasted_solution(assignment, tmp_path):
-    from grader import catalogue
+    from grader import answers
 
-    pasted = catalogue.with_answer(catalogue.release_notebook(assignment), catalogue.reference_answer(assignment))
+    pasted = answers.with_answer(answers.release_notebook(assignment), answers.reference_answer(assignment))
     nbformat.write(pasted, tmp_path / "leaky.ipynb")
     assert leaks(secret_passages(assignment), [tmp_path / "leaky.ipynb"]), (
         f"{assignment}: a pasted reference solution went unnoticed"

@@ -2,7 +2,7 @@
 
 * Every catalogue entry (grader/catalogue) is scored the way the grader scores it, one test each,
   spread over the pytest workers: the answering rules first, then a fresh kernel runs the
-  notebook with that answer and the verdicts judge its evidence (`catalogue.quick_score`). A
+  notebook with that answer and the verdicts judge its evidence (`answers.quick_score`). A
   wrong answer must lose points (the test id names the requirement it violates); a right or
   natural-style answer must score full marks with no flag: an honest student is never accused.
 * The real pipeline (`python -m grader grade`: nbgrader, the sandbox, the gradebook) grades the
@@ -19,11 +19,11 @@ import sys
 
 import pytest
 
-from grader import REPO, catalogue, course, sample_classes, worker
+from grader import REPO, answers, course, sample_classes, worker
 
-ENTRIES = catalogue.entries()
+ENTRIES = answers.entries()
 SAMPLE = [
-    next(e for e in catalogue.entries(a) if e.kind == kind) for a in course.ASSIGNMENTS for kind in ("wrong", "natural")
+    next(e for e in answers.entries(a) if e.kind == kind) for a in course.ASSIGNMENTS for kind in ("wrong", "natural")
 ]
 EXPECTATIONS = [expected for expected, _ in sample_classes.selfproof_cases(SAMPLE)]  # ids only; nothing written
 pipeline_run = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
@@ -54,7 +54,7 @@ def pipeline(tmp_path_factory):
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_catalogue_is_complete(assignment):
-    entries = catalogue.entries(assignment)
+    entries = answers.entries(assignment)
     wrong = [e for e in entries if e.kind == "wrong"]
     right = [e for e in entries if e.kind == "right"]
     natural = [e for e in entries if e.kind == "natural"]
@@ -71,7 +71,7 @@ def test_natural_corpus_is_large_enough():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e.assignment}:{e.student}: {e.claim}" for e in ENTRIES])
 def test_catalogue_answer(entry):
-    got = catalogue.quick_score(entry.assignment, entry.answer)
+    got = answers.quick_score(entry.assignment, entry.answer)
     assert got.max_points >= 10, f"{entry.assignment}: total points {got.max_points} < 10"
     why = "; ".join(got.notes + got.failed)
     if entry.kind == "wrong":
@@ -100,6 +100,6 @@ def test_pipeline_verdict(pipeline, case):
 def test_quick_path_agrees_with_the_pipeline(pipeline, entry):
     score, max_score, flags, notes = pipeline["grades"][(entry.student, entry.assignment)]
     seed = worker.student_seed(pipeline["course"], entry.student, entry.assignment)
-    got = catalogue.quick_score(entry.assignment, entry.answer, secret=seed)
+    got = answers.quick_score(entry.assignment, entry.answer, secret=seed)
     quick, full = (got.points, got.max_points, " ".join(got.flags)), (score, max_score, flags)
     assert quick == full, f"quick path {quick} {got.failed}, pipeline {full}: {notes}"

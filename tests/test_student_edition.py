@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, course, edition
+from grader import REPO, answers, course, edition
 
 pytestmark = pytest.mark.xdist_group("student_edition")  # one worker owns the lab server below
 FAST = "safe_norm"  # the quickest exercise to run in `make check`
@@ -70,8 +70,8 @@ def test_leak_check_finds_an_answer_planted_in_the_edition(built, tmp_path, kind
     out, _ = built
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    answer = catalogue.reference_answer(FAST) if kind == "reference" else catalogue.entries(FAST)[0].answer
-    planted = catalogue.with_answer(catalogue.release_notebook(FAST), answer)
+    answer = answers.reference_answer(FAST) if kind == "reference" else answers.entries(FAST)[0].answer
+    planted = answers.with_answer(answers.release_notebook(FAST), answer)
     nbformat.write(planted, copy / "exercises" / FAST / f"{FAST}.ipynb")
     secrets = edition.secret_passages(FAST) | edition.catalogue_passages(FAST)
     assert edition.leaks(secrets, list(copy.rglob("*.ipynb"))), f"a planted {kind} answer went unnoticed"
@@ -131,7 +131,7 @@ def test_make_check_fails_on_a_blank_exercise_and_passes_a_correct_one(unpacked)
     path = unpacked / "exercises" / FAST / f"{FAST}.ipynb"
     blank_text = path.read_text(encoding="utf-8")
     try:
-        nbformat.write(catalogue.with_answer(nbformat.read(path, as_version=4), catalogue.reference_answer(FAST)), path)
+        nbformat.write(answers.with_answer(nbformat.read(path, as_version=4), answers.reference_answer(FAST)), path)
         right = make(unpacked, "check", f"EX={FAST}")
     finally:
         path.write_text(blank_text, encoding="utf-8")
@@ -276,14 +276,14 @@ def type_answer(page, lab, rel: str, answer: str):
     """Select the answer cell's text and type over it, then Ctrl+S; check what reached the disk."""
     path = lab["folder"] / rel
     notebook = nbformat.read(path, as_version=4)
-    index = notebook.cells.index(catalogue.answer_cell(notebook))
+    index = notebook.cells.index(answers.answer_cell(notebook))
     page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(answer)  # one insertion: no auto-indent or auto-closed brackets
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
-    while (saved := catalogue.answer_cell(nbformat.read(path, as_version=4)).source) != answer:
+    while (saved := answers.answer_cell(nbformat.read(path, as_version=4)).source) != answer:
         assert time.monotonic() < deadline, f"after Ctrl+S the answer cell on disk holds:\n{saved}"
         time.sleep(0.2)
 
@@ -314,7 +314,7 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
     assert len(visible) >= 2 and FAILS in visible and visible[0] != FAILS, visible
     page = open_notebook(browser, lab, copy_in_lab)
     try:
-        type_answer(page, lab, copy_in_lab, catalogue.reference_answer(FAST))
+        type_answer(page, lab, copy_in_lab, answers.reference_answer(FAST))
         run_all(page)
         for test in visible:  # expect retries: an output may reach the page just after its prompt
             passed = page.locator(OUTPUT, has_text=f"✅ {test} 通过")
@@ -325,7 +325,7 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
         page.locator(".jp-Notebook .jp-Cell", has_text=f"✅ {visible[0]} 通过").scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "right.png"))
 
-        wrong = next(e.answer for e in catalogue.entries(FAST) if e.kind == "wrong" and e.slug == WRONG)
+        wrong = next(e.answer for e in answers.entries(FAST) if e.kind == "wrong" and e.slug == WRONG)
         type_answer(page, lab, copy_in_lab, wrong)
         run_all(page)
         passed = page.locator(OUTPUT, has_text=f"✅ {visible[0]} 通过")

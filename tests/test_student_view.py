@@ -5,13 +5,13 @@ cell and in every test, with the same words the grader would use."""
 import pytest
 from nbclient import NotebookClient
 
-from grader import catalogue, course, nbtools
+from grader import answers, course, nbtools
 
 pytestmark = pytest.mark.xdist_group("student-view")
 
 
 def run(answer: str):
-    nb = catalogue.with_answer(catalogue.release_notebook("softplus"), answer)
+    nb = answers.with_answer(answers.release_notebook("softplus"), answer)
     NotebookClient(
         nb, extra_arguments=course.KERNEL_ARGS, kernel_name="python3", allow_errors=True, timeout=120
     ).execute()
@@ -30,7 +30,7 @@ def headless(monkeypatch):
 
 
 def test_passing_tests_say_so():
-    outputs = run(catalogue.reference_answer("softplus"))
+    outputs = run(answers.reference_answer("softplus"))
     assert "✅ test_custom_vjp 通过" in outputs["test_custom_vjp"]
     assert "✅ test_visible_values 通过" in outputs["test_visible_values"]
     assert "隐藏测试：评分时才运行" in outputs["test_hidden_forward"]
@@ -38,7 +38,7 @@ def test_passing_tests_say_so():
 
 
 def test_a_broken_rule_is_reported_before_handing_in():
-    outputs = run(catalogue.reference_answer("softplus") + "\nimport os\n")
+    outputs = run(answers.reference_answer("softplus") + "\nimport os\n")
     assert "没有遵守作答规则" in outputs["answer"] and "导入了 os" in outputs["answer"]
     for test in ("test_custom_vjp", "test_visible_values", "test_visible_jit_vmap"):
         assert "AssertionError: 作答区没有遵守作答规则" in outputs[test], outputs[test]
@@ -46,7 +46,7 @@ def test_a_broken_rule_is_reported_before_handing_in():
 
 def test_redefined_test_names_do_not_reach_the_tests():
     """An answer that redefines collect, isinstance and np still meets the real tests."""
-    wrong = next(e for e in catalogue.entries("softplus") if e.slug == "naive_forward").answer
+    wrong = next(e for e in answers.entries("softplus") if e.slug == "naive_forward").answer
     forger = """
 def collect(*args, **kwargs):
     return {"error": None, "is_custom_vjp": True, "y": [0.0] * 9, "g": [0.0] * 9}

@@ -20,7 +20,7 @@ import ch4rules
 import nbformat
 import pytest
 
-from grader import REPO, catalogue, course, grade, hostile, intake, sandbox
+from grader import REPO, answers, course, grade, hostile, intake, sandbox
 
 pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
 ATTACKS = hostile.attacks()
@@ -202,8 +202,8 @@ def test_csv_keeps_its_first_four_columns(scanned_run):
 
 
 def test_scan_accepts_every_honest_answer():
-    answers = [(f"reference {a}", catalogue.reference_answer(a)) for a in course.ASSIGNMENTS]
-    answers += [(f"{e.assignment}/{e.path.name}", e.answer) for e in catalogue.entries()]
+    answers = [(f"reference {a}", answers.reference_answer(a)) for a in course.ASSIGNMENTS]
+    answers += [(f"{e.assignment}/{e.path.name}", e.answer) for e in answers.entries()]
     flagged = {name: ch4rules.problems(text) for name, text in answers if ch4rules.problems(text)}
     assert not flagged, f"honest answers said to break the rules: {flagged}"
 

@@ -104,7 +104,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     import secrets
 
     import ch4rules
-    from ch4check import SEED_ENV
+    from ch4protocol import SEED_ENV
     from nbclient import NotebookClient
 
     from grader import nbtools, verdict
