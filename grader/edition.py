@@ -74,9 +74,10 @@ def catalogue_passages(assignment: str) -> set[str]:
     anyway (a wrong answer often repeats a line of the statement or of a chapter notebook)."""
     published = [course.notebook_path(course.EXERCISES, assignment), *sorted((REPO / "notebooks").glob("*.ipynb"))]
     public = [line for path in published for source in _sources(path) for line in _code_lines(source)]
-    answers = [_code_lines(p.read_text(encoding="utf-8")) for p in sorted((course.CATALOGUE / assignment).glob("*.py"))]
+    files = sorted((course.CATALOGUE / assignment).glob("*.py"))
+    catalogued = [_code_lines(p.read_text(encoding="utf-8")) for p in files]
     public_text = "\n".join(public)  # a chapter line may carry a comment after the same code
-    return {passage for passage in _passages(answers, set(public)) if passage not in public_text}
+    return {passage for passage in _passages(catalogued, set(public)) if passage not in public_text}
 
 
 def _passages(blocks: list[list[str]], public: set[str]) -> set[str]:

@@ -25,8 +25,8 @@ def test_every_folder_in_solutions_is_an_assignment():
 def test_every_assignment_has_the_cells_the_pipeline_needs(assignment):
     cells = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4).cells
     meta = [c.metadata.get("nbgrader", {}) for c in cells]
-    answers = [m for m in meta if m.get("grade_id") == course.ANSWER_ID]
-    assert len(answers) == 1 and answers[0].get("solution"), f"{assignment}: one answer cell, grade_id 'answer'"
+    answer_cells = [m for m in meta if m.get("grade_id") == course.ANSWER_ID]
+    assert len(answer_cells) == 1 and answer_cells[0].get("solution"), f"{assignment}: one answer cell, id 'answer'"
     setup = [c for c, m in zip(cells, meta, strict=True) if m.get("locked") and "start_tests(interface=" in c.source]
     assert len(setup) == 1, f"{assignment}: one locked setup cell calling start_tests(interface=[...])"
     tests = [c for c, m in zip(cells, meta, strict=True) if m.get("grade")]

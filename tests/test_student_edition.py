@@ -58,10 +58,10 @@ def test_edition_holds_exactly_the_student_files(built):
 def test_edition_leaks_no_solution_hidden_test_or_catalogued_answer(built, assignment):
     out, _ = built
     secrets = edition.secret_passages(assignment)
-    answers = edition.catalogue_passages(assignment)
-    assert secrets and answers, f"{assignment}: found nothing to protect, so the check would prove nothing"
+    catalogued = edition.catalogue_passages(assignment)
+    assert secrets and catalogued, f"{assignment}: found nothing to protect, so the check would prove nothing"
     published = [p for p in out.rglob("*") if p.is_file()]
-    found = edition.leaks(secrets | answers, published)
+    found = edition.leaks(secrets | catalogued, published)
     assert not found, "the student edition publishes:\n" + "\n".join(found)
 
 
