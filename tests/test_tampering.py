@@ -163,10 +163,11 @@ def test_attacks_change_nothing_outside(verdict_run):
 
 @pytest.fixture(scope="module")
 def scanned_run(tmp_path_factory):
-    """The real configuration: every attack, next to the reference and each attack's base alone."""
+    """The real configuration, scan on, for the attacks that break a rule: none reaches a kernel.
+    (An answer the scan accepts runs exactly as it does unscanned, so the rule-keeping attacks are
+    judged on the verdict run's grades below, once the scan is shown to accept them.)"""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    hostile.honest_class(submitted, ATTACKS)
-    hostile.attack_class(submitted, "verdict")
+    hostile.attack_class(submitted, "rules")
     outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
     return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
 
@@ -182,10 +183,10 @@ def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
 
 
 @pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
-def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
+def test_rule_keeping_attack_gains_nothing(verdict_run, attack):
     """Nothing forbidden, so it runs: the test cells' own namespace leaves it nothing to bend."""
-    got, alone = beside_its_base(scanned_run["outcomes"], attack)
-    assert "rules" not in got.flags and "rules" not in alone.flags, (got.flags, got.notes)
+    assert ch4rules.problems(attack.answer) == [], f"{attack.claim}: the scan refuses it, so it is a rule breaker"
+    got, alone = beside_its_base(verdict_run["outcomes"], attack)
     assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
     if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
         assert got.score == alone.score, (got.score, alone.score, got.notes)
