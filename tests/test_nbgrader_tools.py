@@ -12,12 +12,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,6 +22,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from jupyter_servers import free_port, running
 
 from grader import REPO, answers, course, nbgrader_guard, sample_classes
 
@@ -101,12 +99,6 @@ def test_grading_from_the_repository_root_ignores_nbgrader_config(graded):
     assert blank == (0.0, max_score), f"the blank hand-in got {blank}"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(place, graded):
     """A Jupyter server started from the repository root and serving it, as `make formgrader` does."""
@@ -115,31 +107,8 @@ def server(place, graded):
     command += [f"--ServerApp.token={token}", f"--ServerApp.root_dir={REPO}"]
     command += ["--allow-root"] if os.geteuid() == 0 else []
     log = place.tmp / "server.log"
-    with open(log, "wb") as sink:  # a file, not a pipe: a chatty server never blocks on a full pipe
-        process = subprocess.Popen(
-            command, cwd=REPO, env=place.env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                assert process.poll() is None, "the Jupyter server exited:\n" + log.read_text(errors="replace")[-3000:]
-                time.sleep(0.5)
-        else:
-            pytest.fail(
-                "the Jupyter server did not answer within a minute:\n" + log.read_text(errors="replace")[-3000:]
-            )
+    with running(command, REPO, place.env, port, token, log) as url:
         yield SimpleNamespace(url=url, token=token, log=log)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def call(server, path: str, method: str = "GET") -> tuple[int, str]:

@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_servers import free_port, running
 
 from grader import REPO, answers, course, edition
 
@@ -75,12 +74,6 @@ def test_leak_check_finds_an_answer_planted_in_the_edition(built, tmp_path, kind
     nbformat.write(planted, copy / "exercises" / FAST / f"{FAST}.ipynb")
     secrets = edition.secret_passages(FAST) | edition.catalogue_passages(FAST)
     assert edition.leaks(secrets, list(copy.rglob("*.ipynb"))), f"a planted {kind} answer went unnoticed"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make(folder: Path, *args, timeout=600):
@@ -156,28 +149,8 @@ def lab(unpacked, tmp_path_factory):
     # importing `grader` put this checkout's .venv/bin first on PATH: without it, `jupyter lab` and
     # its kernels run from the fresh copy's own .venv
     env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d != str(Path(sys.executable).parent))
-    server = subprocess.Popen(
-        ["make", "lab"], cwd=unpacked, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail("make lab exited:\n" + server.stdout.read().decode(errors="replace"))
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not answer within a minute")
+    with running(["make", "lab"], unpacked, env, port, token, lab_home / "lab.log") as url:
         yield {"url": url, "token": token, "folder": unpacked}
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 def status(lab, path: str) -> int:

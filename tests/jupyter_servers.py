@@ -1,0 +1,51 @@
+"""Starting and stopping a real Jupyter server for a test (not a test module: a helper that
+tests/test_nbgrader_tools.py and tests/test_student_edition.py share)."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running(command: list[str], cwd: Path, env: dict, port: int, token: str, log: Path):
+    """Run `command` (a Jupyter server on `port`), wait until it answers, yield its URL; stop it
+    and its children afterwards. Output goes to `log`, a file: a chatty server never blocks."""
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    pytest.fail(f"{' '.join(command)} exited:\n" + log.read_text(errors="replace")[-3000:])
+                time.sleep(0.5)
+        else:
+            pytest.fail(
+                "the Jupyter server did not answer within a minute:\n" + log.read_text(errors="replace")[-3000:]
+            )
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
