@@ -57,18 +57,19 @@ ensure_sandbox() {
     echo "setup: WARNING: bubblewrap (bwrap) is not installed, so 'make grade' cannot sandbox student kernels; install it with: sudo apt-get install bubblewrap" >&2
 }
 
-# tests/test_feedback.py opens a feedback page in Debian's Chromium (math offline, nothing of the
-# student's live). CI installs it as root with apt; elsewhere that browser check is skipped.
+# The browser tests use Debian's Chromium: a feedback page (tests/test_feedback.py) and JupyterLab
+# on the student edition (tests/test_student_edition.py). CI installs it as root with apt;
+# elsewhere those checks are skipped with a note.
 ensure_browser() {
     command -v chromium >/dev/null 2>&1 && return 0
     if [ -n "${CI:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "setup: installing chromium (tests/test_feedback.py opens a feedback page in it)"
+        echo "setup: installing chromium (the browser tests drive it)"
         if apt-get install -y -qq chromium >/dev/null 2>&1 \
            || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; then
             return 0
         fi
     fi
-    echo "setup: note: chromium is not installed, so tests/test_feedback.py skips its browser check (apt-get install chromium)" >&2
+    echo "setup: note: chromium is not installed, so the browser tests are skipped (apt-get install chromium)" >&2
 }
 
 # Chinese text and the course's emoji markers need fonts; without them JupyterLab and the
