@@ -43,17 +43,19 @@ python=$(find_python)
 version=$("$python" -c 'import sys; print(sys.version.split()[0])')
 want="$(cksum < requirements.txt) $(cksum < pyproject.toml) $version $PWD"
 
+# apt-get install PACKAGE as root (refreshing the package index once if needed); false if not possible.
+apt_install() {
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+    apt-get install -y -qq "$1" >/dev/null 2>&1 \
+        || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$1" >/dev/null 2>&1; }
+}
+
 # The grader runs each student's kernel inside bubblewrap (grader/README.md). Students and
 # notebooks do not need it, so a missing sandbox is a loud warning here, and an error in grading.
 ensure_sandbox() {
     command -v bwrap >/dev/null 2>&1 && return 0
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "setup: installing bubblewrap (the grader's sandbox for student kernels)"
-        if apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
-           || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; then
-            return 0
-        fi
-    fi
+    echo "setup: installing bubblewrap (the grader's sandbox for student kernels)"
+    apt_install bubblewrap && return 0
     echo "setup: WARNING: bubblewrap (bwrap) is not installed, so 'make grade' cannot sandbox student kernels; install it with: sudo apt-get install bubblewrap" >&2
 }
 
@@ -62,12 +64,9 @@ ensure_sandbox() {
 # elsewhere those checks are skipped with a note.
 ensure_browser() {
     command -v chromium >/dev/null 2>&1 && return 0
-    if [ -n "${CI:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if [ -n "${CI:-}" ]; then
         echo "setup: installing chromium (the browser tests drive it)"
-        if apt-get install -y -qq chromium >/dev/null 2>&1 \
-           || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; then
-            return 0
-        fi
+        apt_install chromium && return 0
     fi
     echo "setup: note: chromium is not installed, so the browser tests are skipped (apt-get install chromium)" >&2
 }
