@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -49,3 +50,15 @@ def running(command: list[str], cwd: Path, env: dict, port: int, token: str, log
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def request(url: str, token: str, path: str, method: str = "GET") -> tuple[int, str]:
+    """(HTTP status, body) of one call to the server at `url`; an error status is returned, not raised."""
+    call = urllib.request.Request(
+        url + path, data=b"" if method == "POST" else None, method=method, headers={"Authorization": f"token {token}"}
+    )
+    try:
+        with urllib.request.urlopen(call, timeout=120) as response:
+            return response.status, response.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode("utf-8", errors="replace")

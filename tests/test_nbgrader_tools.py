@@ -15,14 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
 import pytest
-from jupyter_servers import free_port, running
+from jupyter_servers import free_port, request, running
 
 from grader import REPO, answers, course, nbgrader_guard, sample_classes
 
@@ -112,17 +110,7 @@ def server(place, graded):
 
 
 def call(server, path: str, method: str = "GET") -> tuple[int, str]:
-    request = urllib.request.Request(
-        server.url + path,
-        data=b"" if method == "POST" else None,
-        method=method,
-        headers={"Authorization": f"token {server.token}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, response.read().decode("utf-8", errors="replace")
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode("utf-8", errors="replace")
+    return request(server.url, server.token, path, method)
 
 
 def call_json(server, path: str, method: str = "GET"):

@@ -15,13 +15,12 @@ import subprocess
 import sys
 import sysconfig
 import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_servers import free_port, running
+from jupyter_servers import free_port, request, running
 
 from grader import REPO, answers, course, edition
 
@@ -154,10 +153,7 @@ def lab(unpacked, tmp_path_factory):
 
 
 def status(lab, path: str) -> int:
-    try:
-        return urllib.request.urlopen(f"{lab['url']}{path}?token={lab['token']}", timeout=10).status
-    except urllib.error.HTTPError as err:
-        return err.code
+    return request(lab["url"], lab["token"], path)[0]
 
 
 def test_make_lab_serves_the_edition_with_validate_and_no_instructor_tools(lab):
@@ -185,9 +181,8 @@ IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
 
 
 def api(lab, path: str, method: str = "GET"):
-    request = urllib.request.Request(f"{lab['url']}{path}?token={lab['token']}", method=method)
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        body = reply.read()
+    code, body = request(lab["url"], lab["token"], path, method)
+    assert code < 400, f"{method} {path} answered {code}: {body[:300]}"
     return json.loads(body) if body else None
 
 
