@@ -7,6 +7,7 @@ graders all call `execute_notebook`, so "a notebook passes" means the same thing
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,12 +121,47 @@ def tidy(path: Path) -> bool:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+        hidden = cell.metadata.get("jupyter", {}).get("source_hidden")
         for key in ("collapsed", "scrolled", "execution", "jupyter", "ExecuteTime", "lines_to_next_cell"):
             cell.metadata.pop(key, None)
+        if hidden:  # a collapsed evidence cell stays collapsed: it is part of the lesson's layout
+            cell.metadata["jupyter"] = {"source_hidden": True}
     after = nbformat.writes(nb) + "\n"
     if after != before:
         path.write_text(after, encoding="utf-8")
     return after != before
+
+
+# Study time, the one measure every notebook's stated time is checked against (CONTRIBUTING.md):
+# a reader spends about a minute per 200 characters of prose and a minute per code cell they read
+# and run (a long cell counts one minute per 12 lines); a collapsed evidence cell, which they only
+# run, counts a quarter of a minute.
+PROSE_CHARS_PER_MINUTE = 200
+CODE_LINES_PER_MINUTE = 12
+COLLAPSED_CELL_MINUTES = 0.25
+STATED_TIME = re.compile(r"预计学习时间：约 (\d+) 分钟")
+
+
+def is_collapsed(cell) -> bool:
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
+def study_minutes(nb) -> float:
+    """The expected study time of a notebook by the measure above."""
+    minutes = 0.0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            minutes += len(re.sub(r"\s", "", cell.source)) / PROSE_CHARS_PER_MINUTE
+        elif cell.cell_type == "code":
+            lines = len(cell.source.strip().splitlines())
+            minutes += COLLAPSED_CELL_MINUTES if is_collapsed(cell) else max(1.0, lines / CODE_LINES_PER_MINUTE)
+    return minutes
+
+
+def stated_minutes(nb) -> int | None:
+    """The time a notebook's first cell promises ("预计学习时间：约 N 分钟"), if it says one."""
+    match = STATED_TIME.search(nb.cells[0].source) if nb.cells else None
+    return int(match.group(1)) if match else None
 
 
 def hygiene_problems(path: Path) -> list[str]:

@@ -1,0 +1,48 @@
+"""Every chapter and appendix notebook states its study time, and that time is honest and short.
+
+The measure is `nbtools.study_minutes` (CONTRIBUTING.md explains it): prose characters, code
+cells and their length, collapsed evidence cells at a quarter of a minute.
+"""
+
+import math
+
+import nbformat
+import pytest
+
+from grader import REPO, nbtools
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+ONE_SITTING = 60  # minutes
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_stated_time_is_measured_and_one_sitting(path):
+    nb = nbformat.read(path, as_version=4)
+    measured = math.ceil(nbtools.study_minutes(nb))
+    stated = nbtools.stated_minutes(nb)
+    assert stated is not None, f"{path.name}: the first cell must say 预计学习时间：约 N 分钟 (measured: {measured})"
+    too_long = f"{path.name}: {measured} minutes by the course's measure; split it or move ⚪ parts to an appendix"
+    assert measured <= ONE_SITTING, too_long
+    assert measured <= stated <= measured + 10, f"{path.name}: states {stated} minutes, measured {measured}"
+
+
+def test_measure_counts_prose_code_and_collapsed_cells():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("字" * 400 + "\n\n  "),  # 2 minutes: whitespace is not prose
+        nbformat.v4.new_code_cell("x = 1"),  # 1 minute
+        nbformat.v4.new_code_cell("\n".join(["y = 2"] * 36)),  # 3 minutes: 12 lines a minute
+        nbformat.v4.new_code_cell("\n".join(["z = 3"] * 36), metadata={"jupyter": {"source_hidden": True}}),
+    ]
+    assert nbtools.study_minutes(nb) == pytest.approx(2 + 1 + 3 + 0.25)
+
+
+def test_tidy_keeps_a_collapsed_cell_collapsed(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("1", metadata={"jupyter": {"source_hidden": True, "outputs_hidden": True}})
+    nb.cells = [cell, nbformat.v4.new_code_cell("2", metadata={"jupyter": {"outputs_hidden": True}})]
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    nbtools.tidy(path)
+    tidied = nbformat.read(path, as_version=4)
+    assert [dict(c.metadata) for c in tidied.cells] == [{"jupyter": {"source_hidden": True}}, {}]
