@@ -22,6 +22,8 @@ import nbformat
 from grader import course
 
 KINDS = ("wrong", "right", "natural")
+# A wrong answer no visible test can catch says why on a comment line of its own file.
+VISIBLE_EXEMPT = "# visible-exempt:"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,14 @@ class Entry:
         doc = ast.get_docstring(ast.parse(TransformerManager().transform_cell(self.answer))) or ""
         return doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
 
+    @property
+    def visible_exemption(self) -> str | None:
+        """Why no visible test can catch this wrong answer (its `# visible-exempt:` line), or None."""
+        for line in self.answer.splitlines():
+            if line.strip().startswith(VISIBLE_EXEMPT):
+                return line.strip()[len(VISIBLE_EXEMPT) :].strip()
+        return None
+
 
 def entries(assignment: str | None = None) -> list[Entry]:
     found = []
@@ -56,6 +66,18 @@ def entries(assignment: str | None = None) -> list[Entry]:
         if kind in KINDS:
             found.append(Entry(path.parent.name, kind, slug, path))
     return found
+
+
+def visible_tests(assignment: str) -> set[str]:
+    """The grade_ids of the tests a student runs before handing in: test cells without a hidden block."""
+    from grader import verdict
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    return {
+        c.metadata["nbgrader"]["grade_id"]
+        for c in source.cells
+        if verdict.is_test(c) and "### BEGIN HIDDEN TESTS" not in c.source
+    }
 
 
 def answer_cell(nb):

@@ -3,8 +3,11 @@
 * Every catalogue entry (grader/catalogue) is scored the way the grader scores it, one test each,
   spread over the pytest workers: the answering rules first, then a fresh kernel runs the
   notebook with that answer and the verdicts judge its evidence (`answers.quick_score`). A
-  wrong answer must lose points (the test id names the requirement it violates); a right or
-  natural-style answer must score full marks with no flag: an honest student is never accused.
+  wrong answer must lose points (the test id names the requirement it violates) and fail at least
+  one *visible* test, so that a student who passes the visible tests is not surprised at grading
+  (an entry no fixed input can catch carries a reasoned `# visible-exempt:` line, see
+  tests/test_visible_coverage.py); a right or natural-style answer must score full marks with no
+  flag: an honest student is never accused.
 * The real pipeline (`python -m grader grade`: nbgrader, the sandbox, the gradebook) grades the
   reference and the untouched release of every assignment, and a sample of catalogue entries
   (each assignment's first wrong and first natural one). The reference scores full marks, the
@@ -22,6 +25,7 @@ import pytest
 from grader import REPO, answers, course, sample_classes, worker
 
 ENTRIES = answers.entries()
+VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
 SAMPLE = [
     next(e for e in answers.entries(a) if e.kind == kind) for a in course.ASSIGNMENTS for kind in ("wrong", "natural")
 ]
@@ -76,6 +80,16 @@ def test_catalogue_answer(entry):
     why = "; ".join(got.notes + got.failed)
     if entry.kind == "wrong":
         assert got.points < got.max_points, f"{entry.claim}: full marks {got.points}; the tests miss it"
+        # An answer that breaks an answering rule is refused with the same message when the student runs it.
+        failed_visible = {f.partition(":")[0] for f in got.failed} & VISIBLE[entry.assignment]
+        caught = sorted(failed_visible) or [f for f in got.flags if f == "rules"]
+        if entry.visible_exemption:
+            assert not caught, f"{entry.claim}: exempt from visible coverage, yet {caught} catch it: drop the exemption"
+        else:
+            assert caught, (
+                f"{entry.claim}: passes every visible test, only hidden ones catch it ({why}): "
+                "a student who passes the visible tests would lose points unwarned; add a visible test"
+            )
     else:
         assert got.points == got.max_points, f"{entry.claim}: scored {got.points}/{got.max_points}: {why}"
         assert not got.flags, f"{entry.claim}: flagged {got.flags}; a correct answer must carry no flag: {why}"

@@ -1,4 +1,4 @@
-"""Violates: computed with jax.grad through stop_gradient; the hand formula 2 w sum(x^2) has d(result)/dx = 4 w x."""
+"""Violates: the result must remember that x is stopped (d result/dx = 0); the hand formula 2 w sum(x^2) without stop_gradient has d(result)/dx = 4 w x."""
 
 
 def grad_through_stop(x, w):
