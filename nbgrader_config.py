@@ -29,7 +29,7 @@ def folder(variable: str, default: str) -> Path:
 
 grades = folder("CH4_GRADES", "build/demo")
 root = grades / "course"  # the nbgrader course folder `grader grade` keeps: submitted/, autograded/, ...
-if not (root / "gradebook.db").exists():
+if not (root / "gradebook.db").exists() and not (root / course.DB_URL_FILE).exists():
     nbgrader_guard.warn_once(
         f"Formgrader 还没有成绩可显示：{grades} 里没有 python -m grader grade 的结果"
         "（先运行 make demo，或把 CH4_GRADES 设为 grade 的 --out 目录）"

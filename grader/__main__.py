@@ -1,4 +1,4 @@
-"""Command line: python -m grader {run,tidy,release,edition,try,grade,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,try,grade,worker,demo} ..."""
 
 from __future__ import annotations
 
@@ -73,6 +73,18 @@ def cmd_grade(args) -> int:
     return grade.main(args)
 
 
+def cmd_worker(args) -> int:
+    """A thin wrapper over `dask worker`: one submission per process, no memory restarts (each
+    kernel has its own cgroup), the course's headless settings; says how it sandboxes first."""
+    from grader import sandbox, worker
+
+    print(f"grader worker: {sandbox.describe()}", flush=True)
+    os.environ.update(worker.HEADLESS_ENV)
+    argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
+    argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0", "--no-dashboard"]
+    os.execv(sys.executable, argv)
+
+
 def cmd_demo(args) -> int:
     """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
     (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering),
@@ -118,7 +130,19 @@ def main(argv=None) -> int:
     grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
     grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
     grading.add_argument("--out", required=True, help="grades.csv, feedback/ and the working course folder go here")
-    grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+    grading.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (local cluster)"
+    )
+    grading.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="grade on this Dask cluster instead (workers: python -m grader worker tcp://HOST:PORT)",
+    )
+    grading.add_argument(
+        "--db",
+        metavar="URL",
+        help="gradebook database, e.g. postgresql+psycopg://USER@HOST/DB (default: SQLite under OUT_DIR)",
+    )
     grading.add_argument(
         "--ceiling",
         type=float,
@@ -143,7 +167,19 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
     demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(func=cmd_demo, ceiling=course.CEILING_SECONDS, cell_timeout=course.CELL_TIMEOUT, scan_code=True)
+    demo.set_defaults(
+        func=cmd_demo,
+        ceiling=course.CEILING_SECONDS,
+        cell_timeout=course.CELL_TIMEOUT,
+        scan_code=True,
+        scheduler=None,
+        db=None,
+    )
+
+    work = sub.add_parser("worker", help="serve a Dask scheduler as a grading worker on this machine")
+    work.add_argument("scheduler", metavar="tcp://HOST:PORT")
+    work.add_argument("--nworkers", type=int, default=os.cpu_count() or 1, help="worker processes (one per core)")
+    work.set_defaults(func=cmd_worker)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -52,9 +52,30 @@ def nbgrader_config(
     return c
 
 
+# `grader grade --db URL` records a shared gradebook's URL here, for Formgrader and later runs.
+DB_URL_FILE = "gradebook-url"
+
+
 def db_url(course_root: Path) -> str:
-    # ?timeout: parallel graders share one SQLite gradebook; wait for the lock, never fail on it.
+    recorded = course_root / DB_URL_FILE
+    if recorded.exists():
+        return recorded.read_text().strip()
+    return sqlite_url(course_root)
+
+
+def sqlite_url(course_root: Path) -> str:
+    # ?timeout: a grading run and Formgrader share one SQLite gradebook; wait for the lock.
     return f"sqlite:///{course_root / 'gradebook.db'}?timeout=60"
+
+
+def remember_gradebook(course_root: Path, url: str) -> None:
+    """Record a shared gradebook's URL in the course folder (owner-only: it may hold a password)."""
+    record = course_root / DB_URL_FILE
+    record.unlink(missing_ok=True)
+    if url != sqlite_url(course_root):
+        course_root.mkdir(parents=True, exist_ok=True)
+        record.touch(mode=0o600)
+        record.write_text(url)
 
 
 def gradebook(course_root: Path):

@@ -18,7 +18,6 @@ Tamper resistance: grader/README.md has the threat model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import REPO, course, intake, messages, nbgrader_guard, report, sandbox, verdict, worker
+from grader import REPO, course, engine, intake, messages, nbgrader_guard, report, sandbox, staging, worker
 from grader.course import CEILING_SECONDS
 
 
@@ -48,49 +47,40 @@ class Outcome:
     flags: list[str] = field(default_factory=list)  # "tampering", "rules", "unsandboxed": for the instructor
 
 
-def source_digest(assignment: str) -> str:
-    """Changes to an assignment's source, to this grader or to the kit invalidate earlier grades."""
-    sha = hashlib.sha256()
-    # feedback.py too: its output caps change what is stored
-    for module in ("course", "grade", "intake", "worker", "verdict", "sandbox", "feedback", "messages"):
-        sha.update((Path(__file__).parent / f"{module}.py").read_bytes())
-    for kit_module in sorted(sandbox.KIT.glob("*.py")):
-        sha.update(kit_module.read_bytes())
-    sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
-    return sha.hexdigest()
-
-
-def prepare_course(root: Path) -> None:
-    """Copy the sources and register the assignments in the gradebook, redoing only what changed.
+def prepare_course(root: Path, url: str) -> None:
+    """Stage the sources and register the assignments in the gradebook, redoing only what changed.
 
     If nbgrader refuses to update an assignment that already has submissions, the course folder
     is rebuilt from scratch (its cached grades are then recomputed, never reused stale).
     """
-    from grader.release import generate_release
-
     stamp = root / "sources.json"
-    done = json.loads(stamp.read_text()) if stamp.exists() and (root / "gradebook.db").exists() else {}
-    changed = [a for a in course.ASSIGNMENTS if done.get(a) != source_digest(a)]
+    recorded = json.loads(stamp.read_text()) if stamp.exists() else {}
+    # a stamp holds for the gradebook it was made with (and a SQLite one that still exists)
+    same_gradebook = recorded.get("gradebook") == _redacted(url) and (
+        db_is_shared(url) or (root / "gradebook.db").exists()
+    )
+    done = recorded.get("sources", {}) if same_gradebook else {}
+    changed = [a for a in course.ASSIGNMENTS if done.get(a) != staging.source_digest(a)]
     if not changed:
         return
+    course.remember_gradebook(root, url)  # Formgrader and later runs in this OUT_DIR find it there
     for attempt in ("update", "rebuild"):
         if attempt == "rebuild" or not done:
             shutil.rmtree(root, ignore_errors=True)
+            course.remember_gradebook(root, url)
             done, changed = {}, course.ASSIGNMENTS
-        for assignment in changed:
-            shutil.rmtree(root / "source" / assignment, ignore_errors=True)
-            shutil.copytree(course.SOLUTIONS / assignment, root / "source" / assignment)
-            # nbgrader restores test cells from this source: the kernel never sees a verdict.
-            path = course.notebook_path(root / "source", assignment)
-            nbformat.write(verdict.kernel_notebook(nbformat.read(path, as_version=4)), path)
         try:
-            generate_release(changed, source=root / "source", release=root / "release", course_root=root)
+            staging.stage(root, changed)
             break
         except RuntimeError:
             if attempt == "rebuild":
                 raise
-    done.update({a: source_digest(a) for a in changed})
-    stamp.write_text(json.dumps(done, indent=1))
+    done.update({a: staging.source_digest(a) for a in changed})
+    stamp.write_text(json.dumps({"gradebook": _redacted(url), "sources": done}, indent=1))
+
+
+def db_is_shared(url: str) -> bool:
+    return not url.startswith("sqlite")
 
 
 def make_grading_secret(root: Path) -> None:
@@ -122,8 +112,13 @@ def grade(
     cell_timeout: int = course.CELL_TIMEOUT,
     echo=print,
     scan_code: bool = True,
+    scheduler: str | None = None,
+    db: str | None = None,
 ) -> list[Outcome]:
-    """`scan_code=False` skips the tampering scan (tests use it to prove the verdicts alone)."""
+    """Grade every submission in `submitted` into `out`, on a local Dask cluster of `jobs`
+    processes or on the cluster at `scheduler`, into the SQLite gradebook under `out` or the
+    database at `db`. `scan_code=False` skips the tampering scan (tests use it to prove the
+    verdicts alone)."""
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
@@ -140,58 +135,105 @@ def grade(
         raise UsageError(f"nothing to grade in {submitted}: expected <student>/<assignment>/<notebook>.ipynb{hint}")
 
     root = out / "course"
-    echo(f"Grading {len(known)} submission(s) from {submitted} with {jobs} job(s)")
+    where = f"the Dask cluster at {scheduler}" if scheduler else f"{jobs} local worker process(es)"
+    echo(f"Grading {len(known)} submission(s) from {submitted} on {where}")
     sandboxed = sandbox.probe() is None
-    echo(f"  {sandbox.describe()}")
+    echo(f"  here: {sandbox.describe()}")
     if not sandboxed:
         print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
-    prepare_course(root)
-    nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
-    make_grading_secret(root)
-    cache_path = root / "outcomes.json"
-    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    url = _gradebook_url(root, db)  # a database that cannot be reached stops us before anything is written
+    client = engine.connect(scheduler, jobs) if scheduler else None  # so does a scheduler that cannot be reached
+    try:
+        prepare_course(root, url)
+        nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
+        make_grading_secret(root)
+        outcomes, tasks = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code, url)
+        echo(f"  {len(known) - len(tasks)} unchanged or unreadable, {len(tasks)} to autograde")
+        count = [0]
 
+        def store(task: worker.Task, graded: worker.Graded) -> None:
+            outcome = outcomes[task.key]
+            _store(root, task, graded, outcome)
+            _journal(root, outcome)
+            count[0] += 1
+            status = "ok" if not outcome.notes else outcome.notes[0][:70]
+            echo(f"  [{count[0]:>{len(str(len(tasks)))}}/{len(tasks)}] {task.student}/{task.assignment}: {status}")
+
+        ungraded = {}
+        if tasks:
+            client = client or engine.connect(None, jobs)  # a local cluster only when there is work
+            ungraded = engine.run(client, tasks, store)
+    finally:
+        if client is not None:
+            engine.close(client)
+    for key, reason in ungraded.items():
+        echo(f"  not graded {key[0]}/{key[1]}: {reason}")
+        del outcomes[key]
+    _compact_journal(root, outcomes)
+    report.write_outputs(root, out, outcomes)
+    if ungraded:
+        raise Incomplete(len(ungraded))
+    return [outcomes[k] for k in sorted(outcomes)]
+
+
+class Incomplete(Exception):
+    """Some submissions were left ungraded by the infrastructure; a re-run grades just those."""
+
+
+def _gradebook_url(root: Path, db: str | None) -> str:
+    """The gradebook's SQLAlchemy URL (SQLite under OUT_DIR unless --db), checked reachable."""
+    import sqlalchemy
+
+    if db is None:
+        return course.sqlite_url(root)
+    try:
+        with sqlalchemy.create_engine(db).connect():
+            pass
+    except Exception as err:  # noqa: BLE001 - any driver error: the database cannot be used
+        detail = str(getattr(err, "orig", err)).strip().splitlines()
+        reason = detail[0] if detail else type(err).__name__
+        raise UsageError(f"cannot reach the gradebook database {_redacted(db)}: {reason}") from None
+    return db
+
+
+def _redacted(url: str) -> str:
+    import sqlalchemy
+
+    return sqlalchemy.make_url(url).render_as_string(hide_password=True)
+
+
+def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code, url):
+    """Outcomes of every submission (cached, unreadable or to grade) and the tasks to send."""
+    cache = _read_journal(root)
     releases = {  # what students were given
         a: nbformat.read(course.notebook_path(course.EXERCISES, a), as_version=4) for a in {a for _, a in known}
     }
-    sources = {a: source_digest(a) for a in releases}
+    sources = {a: staging.source_digest(a) for a in releases}
+    settings = f"/{ceiling}/{cell_timeout}/{sandboxed}/{scan_code}/{_redacted(url)}"
     outcomes: dict[tuple[str, str], Outcome] = {}
-    pending = []
+    tasks = []
     for student, assignment in known:
         folder = submitted / student / assignment
-        settings = f"/{ceiling}/{cell_timeout}/{sandboxed}/{scan_code}"
         digest = intake.folder_digest(folder) + sources[assignment] + settings
-        previous = cache.get(f"{student}/{assignment}")
+        previous = cache.get((student, assignment))
         if previous and previous["digest"] == digest:
             outcomes[(student, assignment)] = Outcome(**previous)
             continue
         outcome = Outcome(student, assignment, digest=digest)
         nb, outcome.notes, outcome.flags = intake.receive(folder, assignment, releases[assignment], scan_code)
         outcome.flags += [] if sandboxed else ["unsandboxed"]
+        outcomes[(student, assignment)] = outcome
         target = course.notebook_path(root / "submitted" / student, assignment)
         shutil.rmtree(target.parent, ignore_errors=True)
-        shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
-        shutil.rmtree(root / "feedback" / student / assignment, ignore_errors=True)
         if nb is not None and _write_for_grading(nb, target, outcome):
-            pending.append((student, assignment))
-        outcomes[(student, assignment)] = outcome
-    echo(f"  {len(known) - len(pending)} unchanged or unreadable, {len(pending)} to autograde")
-
-    _register_students(root, {s for s, _ in pending})
-    done = [0]
-
-    def progress(key, result):
-        done[0] += 1
-        status = "ok" if not result.notes else result.notes[0][:70]
-        echo(f"  [{done[0]:>{len(str(len(pending)))}}/{len(pending)}] {key[0]}/{key[1]}: {status}")
-
-    results = worker.run_workers(root, pending, jobs, ceiling, cell_timeout, progress, sandboxed) if pending else {}
-    _collect_scores(root, outcomes, results)
-    for key, outcome in outcomes.items():
-        cache[f"{key[0]}/{key[1]}"] = asdict(outcome)
-    cache_path.write_text(json.dumps(cache, indent=1, ensure_ascii=False))
-    report.write_outputs(root, out, outcomes)
-    return [outcomes[k] for k in sorted(outcomes)]
+            seed = worker.student_seed(root, student, assignment)
+            tasks.append(
+                worker.Task(student, assignment, target.read_bytes(), seed, sources[assignment], cell_timeout, ceiling)
+            )
+        else:  # unreadable: 0 with the reason, stored now
+            _store(root, None, None, outcome)
+            _journal(root, outcome)
+    return outcomes, tasks
 
 
 def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
@@ -204,43 +246,124 @@ def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
         return False
 
 
-def _register_students(root: Path, students: set[str]) -> None:
-    """Create students before the workers start, so parallel workers never race to insert one."""
+def _store(root: Path, task: worker.Task | None, graded: worker.Graded | None, outcome: Outcome) -> None:
+    """Put one submission's result into OUT_DIR/course and the gradebook, replacing any earlier one."""
+    student, assignment = outcome.student, outcome.assignment
+    autograded = course.notebook_path(root / "autograded" / student, assignment)
+    pages = root / "feedback" / student / assignment
+    shutil.rmtree(autograded.parent, ignore_errors=True)
+    shutil.rmtree(pages, ignore_errors=True)
+    succeeded = graded is not None and graded.result.succeeded
+    if graded is not None:
+        outcome.notes += graded.result.notes
+        outcome.flags = graded.result.flags + outcome.flags
+        if not graded.sandboxed and "unsandboxed" not in outcome.flags:
+            outcome.flags.append("unsandboxed")
+    if succeeded:
+        autograded.parent.mkdir(parents=True)
+        autograded.write_bytes(graded.autograded)
+        pages.mkdir(parents=True)
+        for name, page in graded.feedback.items():
+            (pages / Path(name).name).write_bytes(page)
     with course.gradebook(root) as gb:
-        for student in sorted(students):
-            gb.update_or_create_student(student)
+        outcome.max_score = gb.find_assignment(assignment).max_score
+        gb.update_or_create_student(student)
+        record_submission(gb, student, assignment, graded.scores if succeeded else None)
+        if succeeded:
+            outcome.score, outcome.graded = gb.find_submission(assignment, student).score, True
 
 
-def _collect_scores(root: Path, outcomes: dict, results: dict[worker.Key, worker.Result]) -> None:
-    from nbgrader.api import MissingEntry
+def record_submission(gb, student: str, assignment: str, scores: dict[str, float] | None) -> None:
+    """Replace the student's submission of `assignment` by one with these autograded scores (or
+    by none), in one transaction: a retried task or a re-run never counts twice or half."""
+    from nbgrader.api import Comment, Grade, MissingEntry, SubmittedAssignment, SubmittedNotebook
 
-    with course.gradebook(root) as gb:
-        for key, outcome in outcomes.items():
-            outcome.max_score = gb.find_assignment(outcome.assignment).max_score
-            if key not in results:
-                continue  # unchanged (cached) or unreadable: keeps what it has
-            result = results[key]
-            outcome.notes += result.notes
-            outcome.flags = result.flags + outcome.flags
+    db = gb.db
+    try:
+        try:
+            old = gb.find_submission(assignment, student)
+        except MissingEntry:
+            old = None
+        if old is not None:
+            for notebook in old.notebooks:
+                for row in [*notebook.grades, *notebook.comments, notebook]:
+                    db.delete(row)
+            db.delete(old)
+            db.flush()
+        if scores is not None:
+            with db.no_autoflush:  # every row is made first, then added and flushed together
+                submission = SubmittedAssignment(
+                    assignment=gb.find_assignment(assignment), student=gb.find_student(student)
+                )
+                rows = [submission]
+                for notebook in submission.assignment.notebooks:
+                    submitted = SubmittedNotebook(notebook=notebook, assignment=submission)
+                    rows.append(submitted)
+                    for cell in notebook.grade_cells:
+                        score = scores.get(cell.name, 0.0)
+                        rows.append(
+                            Grade(cell_id=cell.id, notebook=submitted, auto_score=score, needs_manual_grade=False)
+                        )
+                    rows += [Comment(cell_id=cell.id, notebook=submitted) for cell in notebook.solution_cells]
+                db.add_all(rows)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+JOURNAL = "outcomes.jsonl"
+
+
+def _journal(root: Path, outcome: Outcome) -> None:
+    """One line per finished submission, appended at once: an interrupted run loses nothing done."""
+    with open(root / JOURNAL, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
+
+
+def _read_journal(root: Path) -> dict:
+    entries = {}
+    if (root / JOURNAL).exists():
+        for line in (root / JOURNAL).read_text(encoding="utf-8").splitlines():
             try:
-                submission = gb.find_submission(outcome.assignment, outcome.student)
-            except MissingEntry:
-                submission = None
-            produced = course.notebook_path(root / "autograded" / outcome.student, outcome.assignment)
-            if result.succeeded and submission is not None and produced.exists():
-                outcome.score, outcome.graded = submission.score, True
-            else:
-                outcome.score, outcome.graded = 0.0, False
+                entry = json.loads(line)
+            except ValueError:
+                continue  # the last line of a run killed mid-write
+            entries[(entry["student"], entry["assignment"])] = entry
+    return entries
+
+
+def _compact_journal(root: Path, outcomes: dict) -> None:
+    """Keep each submission's latest line, plus those of submissions not in this run's folder."""
+    entries = _read_journal(root)
+    entries.update({key: asdict(outcome) for key, outcome in outcomes.items()})
+    fresh = root / (JOURNAL + ".new")
+    fresh.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries.values()), encoding="utf-8")
+    fresh.replace(root / JOURNAL)
 
 
 def main(args) -> int:
     try:
         outcomes = grade(
-            Path(args.submitted), Path(args.out), args.jobs, args.ceiling, args.cell_timeout, scan_code=args.scan_code
+            Path(args.submitted),
+            Path(args.out),
+            args.jobs,
+            args.ceiling,
+            args.cell_timeout,
+            scan_code=args.scan_code,
+            scheduler=args.scheduler,
+            db=args.db,
         )
-    except UsageError as err:
+    except (UsageError, engine.EngineError) as err:
         print(f"grader grade: {err}", file=sys.stderr)
         return 2
+    except Incomplete as err:
+        print(
+            f"grader grade: {err.args[0]} submission(s) were not graded (see 'not graded' above); "
+            "run the same command again to grade just those",
+            file=sys.stderr,
+        )
+        return 1
     report.print_table(outcomes)
     print(f"\nWrote {Path(args.out) / 'grades.csv'} and feedback under {Path(args.out) / 'feedback'}")
     return 0

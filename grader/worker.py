@@ -1,19 +1,24 @@
-"""The grading workers: each a process with one long-lived nbgrader API that autogrades
-submissions from a queue, runs the verdicts on the evidence the kernel sent out, and writes
-the feedback; and the supervisor that feeds them, enforces the per-submission ceiling by
-killing a runaway kernel, and survives a worker that dies.
+"""Grading one submission, wherever it runs: `grade_task(Task) -> Graded`.
 
-Messages from a worker are `Started` and `Finished`; the result of one submission is a `Result`.
+A task carries everything it needs (the submission's bytes, its secret seed, the settings and
+the digest of the course it must be graded against) and returns everything the coordinator
+stores (the scores, the autograded notebook, the feedback pages, the notes and flags). No file
+system is shared: each worker process keeps a private nbgrader course folder in a temporary
+folder, built from its own installed course, and refuses a task whose course digest differs.
+The kernel runs in a fresh sandbox per submission; a watchdog kills it past the ceiling.
+
+grader/engine.py sends tasks to worker processes (a local Dask cluster, or a real one).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import multiprocessing as mp
 import os
-import queue
-import time
+import shutil
+import socket
+import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +26,10 @@ from pathlib import Path
 import nbformat
 from ch4protocol import SEED_ENV
 
-from grader import course, feedback, messages, sandbox, verdict
+from grader import course, feedback, messages, sandbox, staging, verdict
 
 Key = tuple[str, str]  # (student, assignment)
+HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
 
 
 @dataclass(frozen=True)
@@ -36,15 +42,32 @@ class Result:
 
 
 @dataclass(frozen=True)
-class Started:
-    key: Key
-    pid: int  # the worker's: its kernels are killed when the submission runs too long
+class Task:
+    student: str
+    assignment: str
+    notebook: bytes  # the submission as intake accepted it
+    seed: str  # the student's test inputs (student_seed), secret
+    digest: str  # staging.source_digest(assignment) where the class is graded
+    cell_timeout: int
+    ceiling: float
+
+    @property
+    def key(self) -> Key:
+        return (self.student, self.assignment)
 
 
 @dataclass(frozen=True)
-class Finished:
-    key: Key
+class Graded:
     result: Result
+    scores: dict[str, float] = field(default_factory=dict)  # grade_id -> points, when succeeded
+    autograded: bytes | None = None
+    feedback: dict[str, bytes] = field(default_factory=dict)  # page name -> html
+    sandboxed: bool = True
+    where: str = ""  # host:pid of the worker, for the log
+
+
+class CourseMismatch(Exception):
+    """The worker's installed course is not the one the class is graded against."""
 
 
 def _api(root: Path, cell_timeout: int, sandboxed: bool):
@@ -143,97 +166,103 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
     return notes, flags
 
 
-def _worker(root: str, cell_timeout: int, sandboxed: bool, tasks, results) -> None:
-    """Autograde (student, assignment) pairs until told to stop; one nbgrader API for all."""
-    root = Path(root)
-    os.environ.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"})
-    warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-    api = _api(root, cell_timeout, sandboxed)
-    while (key := tasks.get()) is not None:
-        results.put(Started(key, os.getpid()))
-        try:
-            result = _grade_one(api, root, *key, cell_timeout)
-        except Exception as err:  # noqa: BLE001 - this submission gets 0 with the reason; the rest go on
-            result = Result(False, [messages.grader_failed("处理", err)])
-        results.put(Finished(key, result))
+_courses: dict[int, tuple[Path, object, set]] = {}  # per process and cell timeout: (root, api, staged)
 
 
-def _grade_one(api, root: Path, student: str, assignment: str, cell_timeout: int) -> Result:
+def _scratch_course(task: Task):
+    """This process's private course folder and nbgrader API, with the task's assignment staged."""
+    if task.cell_timeout not in _courses:
+        os.environ.update(HEADLESS_ENV)
+        warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
+        root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
+        _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
+    root, api, staged = _courses[task.cell_timeout]
+    if task.assignment not in staged:
+        if staging.source_digest(task.assignment) != task.digest:
+            raise CourseMismatch(f"{socket.gethostname()} has another version of the course or the grader")
+        staging.stage(root, [task.assignment])
+        staged.add(task.assignment)
+    return root, api
+
+
+def grade_task(task: Task) -> Graded:
+    """Autograde one submission in a fresh sandboxed kernel, judge it, write its feedback."""
+    root, api = _scratch_course(task)
+    where = f"{socket.gethostname()}:{os.getpid()}"
+    sandboxed = sandbox.probe() is None
+    student, assignment = task.key
+    folders = [root / part / student for part in ("submitted", "autograded", "feedback")]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    target = course.notebook_path(root / "submitted" / student, assignment)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(task.notebook)
+    with course.gradebook(root) as gb:
+        gb.update_or_create_student(student)
+    try:
+        with _Watchdog(task.ceiling) as watchdog:
+            graded = _grade_one(api, root, task)
+        if watchdog.fired:
+            graded = Graded(Result(False, [messages.ceiling_reached(task.ceiling)]))
+    except Exception as err:  # noqa: BLE001 - this submission gets 0 with the reason; the rest go on
+        graded = Graded(Result(False, [messages.grader_failed("处理", err)]))
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        with course.gradebook(root) as gb:
+            gb.remove_student(student)  # and its submission: the next task starts clean
+    return Graded(graded.result, graded.scores, graded.autograded, graded.feedback, sandboxed, where)
+
+
+def _grade_one(api, root: Path, task: Task) -> Graded:
+    student, assignment = task.key
     notes, flags = [], []
-    seed = student_seed(root, student, assignment)
-    os.environ[SEED_ENV] = seed  # the kernel's test inputs; the sandbox passes it on
+    os.environ[SEED_ENV] = task.seed  # the kernel's test inputs; the sandbox passes it on
     try:
         result = api.autograde(assignment, student, force=True, create=True)
     finally:
         del os.environ[SEED_ENV]
     autograded = course.notebook_path(root / "autograded" / student, assignment)
-    if result["success"] and autograded.exists():
-        notes += review_autograded(autograded, cell_timeout)
-        judged_notes, flags = judge_autograded(root, student, assignment, seed)
-        notes += judged_notes
-        pages = api.generate_feedback(assignment, student, force=True)
-        if not pages["success"]:
-            notes.append(messages.feedback_failed(_failure_reason(pages.get("log", ""))))
-    else:
-        notes.append(_failure_reason(result.get("log", "") + result.get("error", "")))
-    return Result(result["success"], notes, flags)
+    if not (result["success"] and autograded.exists()):
+        return Graded(Result(False, [_failure_reason(result.get("log", "") + result.get("error", ""))]))
+    notes += review_autograded(autograded, task.cell_timeout)
+    judged_notes, flags = judge_autograded(root, student, assignment, task.seed)
+    notes += judged_notes
+    pages = api.generate_feedback(assignment, student, force=True)
+    if not pages["success"]:
+        notes.append(messages.feedback_failed(_failure_reason(pages.get("log", ""))))
+    with course.gradebook(root) as gb:
+        scores = {g.name: float(g.score) for g in gb.find_submission_notebook(assignment, assignment, student).grades}
+    feedback_pages = {p.name: p.read_bytes() for p in (root / "feedback" / student / assignment).glob("*.html")}
+    return Graded(Result(True, notes, flags), scores, autograded.read_bytes(), feedback_pages)
 
 
-def _kill_kernels(worker_pid: int) -> None:
-    import psutil
+class _Watchdog:
+    """Kills the kernels this task started once it has run for `ceiling` seconds."""
 
-    try:
-        for child in psutil.Process(worker_pid).children(recursive=True):
-            child.kill()
-    except psutil.NoSuchProcess:
-        pass
+    def __init__(self, ceiling: float):
+        import psutil
 
+        self.me = psutil.Process()
+        self.before = {p.pid for p in self.me.children(recursive=True)}
+        self.ceiling, self.fired, self.done = ceiling, False, threading.Event()
 
-def run_workers(
-    root: Path, pending: list[Key], jobs: int, ceiling: float, cell_timeout: int, progress, sandboxed: bool
-) -> dict[Key, Result]:
-    """Autograde `pending` with `jobs` workers; `progress(key, result)` after each one."""
-    ctx = mp.get_context("spawn")
-    tasks, results = ctx.Queue(), ctx.Queue()
-    for task in pending:
-        tasks.put(task)
-    workers = [
-        ctx.Process(target=_worker, args=(str(root), cell_timeout, sandboxed, tasks, results), daemon=True)
-        for _ in range(min(jobs, len(pending)))
-    ]
-    for w in workers:
-        tasks.put(None)
-        w.start()
-    running: dict[Key, tuple[int, float]] = {}
-    killed: set[Key] = set()
-    done: dict[Key, Result] = {}
-    try:
-        while len(done) < len(pending):
-            try:
-                message = results.get(timeout=1.0)
-            except queue.Empty:
-                message = None
-            if isinstance(message, Started):
-                running[message.key] = (message.pid, time.monotonic())
-            elif isinstance(message, Finished):
-                key = message.key
-                running.pop(key, None)
-                done[key] = message.result
-                if key in killed:
-                    done[key] = Result(False, [messages.ceiling_reached(ceiling)])
-                progress(key, done[key])
-            for key, (pid, started) in list(running.items()):
-                if time.monotonic() - started > ceiling and key not in killed:
-                    killed.add(key)
-                    _kill_kernels(pid)
-            if not any(w.is_alive() for w in workers) and results.empty() and len(done) < len(pending):
-                for key in pending:  # a worker itself died: whatever it held gets a reason
-                    if key not in done:
-                        done[key] = Result(False, [messages.WORKER_DIED])
-                        progress(key, done[key])
-    finally:
-        for w in workers:
-            w.join(timeout=5)
-            if w.is_alive():
-                w.kill()
-    return done
+    def __enter__(self):
+        threading.Thread(target=self._watch, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+
+    def _watch(self):
+        import psutil
+
+        if self.done.wait(self.ceiling):
+            return
+        self.fired = True
+        for child in self.me.children(recursive=True):
+            if child.pid not in self.before:
+                try:
+                    child.kill()
+                except psutil.NoSuchProcess:
+                    pass

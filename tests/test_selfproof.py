@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from grader import REPO, answers, course, sample_classes, worker
+from grader import REPO, answers, course, grade, sample_classes, worker
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
@@ -40,9 +40,8 @@ def pipeline(tmp_path_factory):
     command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
-    notes = {
-        key: outcome["notes"] for key, outcome in json.loads((out / "course" / "outcomes.json").read_text()).items()
-    }
+    journal = (out / "course" / grade.JOURNAL).read_text(encoding="utf-8").splitlines()
+    notes = {f"{o['student']}/{o['assignment']}": o["notes"] for o in map(json.loads, journal)}
     with open(out / "grades.csv", encoding="utf-8") as handle:
         grades = {  # a failure below quotes the grader's own notes, so it says which test and why
             (r["student_id"], r["assignment"]): (

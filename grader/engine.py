@@ -1,0 +1,81 @@
+"""Where grading runs: Dask distributed, on a local cluster or on the instructor's own.
+
+`connect(scheduler, jobs)` gives a client: to a running scheduler (`--scheduler tcp://HOST:PORT`,
+workers started with `python -m grader worker tcp://HOST:PORT`), or to a local cluster of
+`jobs` worker processes. `run(client, tasks, on_done)` sends one `worker.grade_task` per
+submission and hands each result to `on_done` as it arrives, so the caller stores it at once.
+
+A worker that dies mid-task is Dask's business: the task runs again on another worker. A task
+whose workers keep dying (Dask's `allowed-failures`) is the submission's doing and gets a
+reason. Anything else that stops a task (the scheduler lost, a worker with another version of
+the course) is the infrastructure's: that submission is left ungraded, so a re-run grades it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+from grader import messages, worker
+
+WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
+CONNECT_TIMEOUT = "10s"
+
+
+class EngineError(Exception):
+    """The cluster cannot be used at all: one line for the instructor."""
+
+
+def connect(scheduler: str | None, jobs: int):
+    from distributed import Client, LocalCluster
+
+    os.environ.update(worker.HEADLESS_ENV)  # local workers inherit it; remote ones set it themselves
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=jobs,
+            threads_per_worker=1,  # one submission per process: its kernels are the only children
+            processes=True,
+            memory_limit=0,  # the kernels' own cgroups cap memory; a busy worker is not restarted
+            dashboard_address=":0",  # any free port: never fight another cluster for 8787
+            silence_logs=logging.CRITICAL,  # a task's failure is reported once, by us
+        )
+        return Client(cluster)
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as err:
+        raise EngineError(f"cannot reach the Dask scheduler at {scheduler} ({type(err).__name__})") from None
+    try:
+        client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
+    except TimeoutError:
+        client.close()
+        raise EngineError(
+            f"no worker joined {scheduler} in {WAIT_FOR_WORKERS} s: start one with python -m grader worker {scheduler}"
+        ) from None
+    return client
+
+
+def close(client) -> None:
+    cluster = client.cluster
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker.Graded], None]) -> dict:
+    """Grade every task; returns {key: reason} for those the infrastructure left ungraded."""
+    from distributed import KilledWorker, as_completed
+
+    futures = {client.submit(worker.grade_task, task, pure=False): task for task in tasks}
+    ungraded = {}
+    for future in as_completed(futures):
+        task = futures[future]
+        try:
+            graded = future.result()
+        except KilledWorker:
+            graded = worker.Graded(worker.Result(False, [messages.WORKER_DIED]))
+        except Exception as err:  # noqa: BLE001 - not this submission's fault: leave it for a re-run
+            ungraded[task.key] = f"{type(err).__name__}: {err}"
+            continue
+        on_done(task, graded)
+    return ungraded

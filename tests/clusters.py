@@ -1,0 +1,113 @@
+"""Real servers for the scale-out tests (not a test module: helpers that tests/test_scale_out.py
+and tests/test_tampering.py share): Debian's PostgreSQL in a temporary folder, and a Dask
+scheduler with workers started by the course's own command."""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from jupyter_servers import free_port
+
+from grader import REPO
+
+
+def _postgres_bin() -> Path:
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parts[-3]))
+    if not versions:
+        pytest.fail("PostgreSQL is not installed: apt-get install postgresql (Debian's server is what the test uses)")
+    return versions[-1].parent
+
+
+@contextlib.contextmanager
+def postgres():
+    """A PostgreSQL server of its own, in a temporary folder; yields a SQLAlchemy URL to an empty
+    database. As root the server runs as user postgres (it refuses to run as root)."""
+    bin_dir, port = _postgres_bin(), free_port()
+    folder = Path(tempfile.mkdtemp(prefix="ch04-pg-"))
+    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_server:
+        shutil.chown(folder, "postgres", "postgres")
+    data, log = folder / "data", folder / "server.log"
+
+    def run(*command):
+        done = subprocess.run(as_server + list(command), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "grader", "-A", "trust", "--no-sync")
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+    try:
+        run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "grader", "gradebook")
+        yield f"postgresql+psycopg://grader@127.0.0.1:{port}/gradebook"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start(command: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as sink:
+        return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextlib.contextmanager
+def dask_cluster(folder: Path, workers: int = 2):
+    """A Dask scheduler and `python -m grader worker` with `workers` processes; yields
+    (address, the worker command's process)."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-dashboard",
+        ],
+        folder / "scheduler.log",
+    )
+    grader_worker = None
+    try:
+        grader_worker = _start(
+            [sys.executable, "-m", "grader", "worker", address, "--nworkers", str(workers)], folder / "worker.log"
+        )
+        deadline = time.monotonic() + 120
+        while len(worker_processes(grader_worker)) < workers:
+            if time.monotonic() > deadline or grader_worker.poll() is not None:
+                pytest.fail("the grading workers did not start:\n" + (folder / "worker.log").read_text()[-3000:])
+            time.sleep(0.5)
+        yield address, grader_worker
+    finally:
+        for process in (grader_worker, scheduler):
+            if process is not None:
+                _stop(process)
+
+
+def worker_processes(grader_worker: subprocess.Popen) -> list[psutil.Process]:
+    """The Dask worker processes of `python -m grader worker` (its nannies run in the command's
+    own process and spawn one worker process each)."""
+    try:
+        children = psutil.Process(grader_worker.pid).children()
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in children if "spawn_main" in " ".join(p.cmdline())]

@@ -1,0 +1,161 @@
+"""A class graded on a Dask cluster into a PostgreSQL gradebook gets the single-machine grades.
+
+Real components, started here and stopped afterwards: Debian's PostgreSQL in a temporary folder,
+a Dask scheduler, and two worker processes started with the course's own `python -m grader
+worker`. The class (every assignment's reference and first wrong answer, and an unreadable
+file) is graded once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL)
+with the same grading secret, while one worker is killed in the middle of a submission.
+"""
+
+import csv
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+from clusters import dask_cluster, postgres, worker_processes
+
+from grader import REPO, answers, course, sample_classes
+
+pytestmark = pytest.mark.xdist_group("scale_out")  # one worker owns the servers and the runs
+
+
+def grade_cli(submitted, out, *extra, timeout=900):
+    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2", *extra]
+    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process, timeout=900):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def read_csv(out):
+    with open(out / "grades.csv", encoding="utf-8") as handle:
+        return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(handle)}
+
+
+def gradebook_rows(url):
+    """Every autograded score in a gradebook, and how many submissions each student has per assignment."""
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    with Gradebook(url, course.COURSE_ID) as gb:
+        scores = {
+            (s.student.id, s.assignment.name, g.name): g.auto_score
+            for s in gb.db.query(SubmittedAssignment)
+            for nb in s.notebooks
+            for g in nb.grades
+        }
+        counts = {}
+        for s in gb.db.query(SubmittedAssignment):
+            counts[(s.student.id, s.assignment.name)] = counts.get((s.student.id, s.assignment.name), 0) + 1
+    return scores, counts
+
+
+def kill_a_worker_mid_submission(grader_worker, killed: list, stop: threading.Event):
+    """Kill the first worker process seen running a sandboxed kernel (a submission in flight)."""
+    while not stop.is_set():
+        for process in worker_processes(grader_worker):
+            try:
+                busy = any("bwrap" in " ".join(c.cmdline()) for c in process.children(recursive=True))
+            except psutil.NoSuchProcess:
+                continue
+            if busy:
+                process.kill()
+                killed.append(process.pid)
+                return
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    submitted = tmp_path_factory.mktemp("class")
+    for assignment in course.ASSIGNMENTS:
+        wrong = next(e for e in answers.entries(assignment) if e.kind == "wrong")
+        sample_classes.write(
+            submitted, "ref", assignment, sample_classes.answered(assignment, answers.reference_answer(assignment))
+        )
+        sample_classes.write(submitted, "wrong", assignment, sample_classes.answered(assignment, wrong.answer))
+    sample_classes.write(submitted, "empty", course.ASSIGNMENTS[0], raw=b"")
+    local, cluster_out = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("cluster")
+    done = finish(grade_cli(submitted, local))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (cluster_out / "course").mkdir()
+    shutil.copy(local / "course" / "grading-secret", cluster_out / "course" / "grading-secret")  # same seeds
+    logs = tmp_path_factory.mktemp("logs")
+    with postgres() as url, dask_cluster(logs) as (address, grader_worker):
+        killed, stop = [], threading.Event()
+        killer = threading.Thread(target=kill_a_worker_mid_submission, args=(grader_worker, killed, stop))
+        killer.start()
+        distributed = finish(grade_cli(submitted, cluster_out, "--scheduler", address, "--db", url))
+        stop.set()
+        killer.join()
+        again = finish(grade_cli(submitted, cluster_out, "--scheduler", address, "--db", url))
+        yield {
+            "local": local,
+            "cluster": cluster_out,
+            "url": url,
+            "distributed": distributed,
+            "again": again,
+            "killed": killed,
+            "local_rows": gradebook_rows(course.sqlite_url(local / "course")),
+            "cluster_rows": gradebook_rows(url),
+            "workers_log": (logs / "worker.log").read_text(errors="replace"),
+        }
+
+
+def test_cluster_run_completes_despite_a_killed_worker(runs):
+    done = runs["distributed"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert runs["killed"], "no worker was seen running a submission, so none was killed"
+    assert "not graded" not in done.stdout
+
+
+def test_cluster_grades_equal_the_single_machine_grades(runs):
+    assert read_csv(runs["cluster"]) == read_csv(runs["local"])
+    assert any(float(r["score"]) < float(r["max_score"]) for r in read_csv(runs["local"]).values())
+
+
+def test_postgres_gradebook_equals_the_single_machine_gradebook(runs):
+    local_scores, local_counts = runs["local_rows"]
+    cluster_scores, cluster_counts = runs["cluster_rows"]
+    assert cluster_scores == local_scores
+    assert set(cluster_counts.values()) == {1}, "a submission was stored twice"
+    # ref and wrong of each assignment; the empty file is no submission (grades.csv has its 0 and why)
+    assert len(cluster_counts) == 2 * len(course.ASSIGNMENTS)
+
+
+def test_rerun_on_the_cluster_grades_nothing_new(runs):
+    again = runs["again"]
+    assert again.returncode == 0 and "0 to autograde" in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]
+    assert read_csv(runs["cluster"]) == read_csv(runs["local"])
+
+
+def test_the_gradebook_url_is_kept_for_formgrader_and_private(runs):
+    record = runs["cluster"] / "course" / course.DB_URL_FILE
+    assert record.read_text() == runs["url"]
+    assert record.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
+        (["--db", "postgresql+psycopg://grader:secret@127.0.0.1:9/gradebook"], "cannot reach the gradebook database"),
+    ],
+    ids=["scheduler", "database"],
+)
+def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, message):
+    submitted, out = tmp_path / "class", tmp_path / "out"
+    sample_classes.write(
+        submitted, "ref", "safe_norm", sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
+    )
+    done = finish(grade_cli(submitted, out, *option), timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "secret" not in done.stderr, "the password was printed"
+    assert not out.exists(), sorted(p.name for p in out.rglob("*"))
