@@ -1,30 +1,42 @@
-"""Benchmark the grading pipeline against its floor: `python -m grader.benchmark [--students K]`.
+"""Benchmark grading against its floor and across class sizes:
+`python -m grader.benchmark [--sizes 20 100 400] [--repeats 3] [--modes local cluster1 cluster2]`.
 
-A class of K students x every assignment (reference answers) is graded from scratch with
-`--jobs 1` and `--jobs 2`. The floor is plain nbclient executing the very notebooks nbgrader
-executed (the autograded ones, hidden tests included), with the same number of parallel
-processes and no nbgrader at all. All runs happen in this one process run, several repeats,
-and the medians and ratios are printed: a benchmark, not a test.
+A class of N notebooks (the reference answers and the catalogue's answers of every assignment,
+shuffled with a fixed seed) is graded from scratch:
+
+* `local`: `grader grade --jobs 2` (a local Dask cluster of two processes);
+* `cluster1`, `cluster2`: a Dask scheduler and `python -m grader worker --nworkers 1` or `2`,
+  graded with `--scheduler`, as on real machines.
+
+The floor is plain nbclient executing the very notebooks the graders executed (the autograded
+ones, hidden tests included) with cold kernels, no sandbox and no nbgrader, with as many
+parallel processes as the mode has workers. Everything runs in this one process run, several
+repeats, and the table gives medians: notebooks per second, seconds per notebook, the ratio to
+the floor, and how the time per notebook changes with N. A benchmark, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import answers, course, sample_classes
+from grader import answers, course, engine, sample_classes
+
+WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
 
-def make_class(dest: Path, students: int) -> int:
-    for assignment in course.ASSIGNMENTS:
-        nb = sample_classes.answered(assignment, answers.reference_answer(assignment))
-        for k in range(students):
-            sample_classes.write(dest, f"student{k:03d}", assignment, nb)
-    return students * len(course.ASSIGNMENTS)
+def make_class(dest: Path, size: int) -> None:
+    pool = [(a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
+    pool += [(e.assignment, e.answer) for e in answers.entries()]
+    random.Random(0).shuffle(pool)
+    for k in range(size):
+        assignment, answer = pool[k % len(pool)]
+        sample_classes.write(dest, f"student{k:04d}", assignment, sample_classes.answered(assignment, answer))
 
 
 def _execute(path: str) -> None:
@@ -45,40 +57,50 @@ def floor(notebooks: list[Path], jobs: int) -> float:
     return time.perf_counter() - start
 
 
-def pipeline(submitted: Path, out: Path, jobs: int) -> float:
+def pipeline(submitted: Path, out: Path, mode: str, scratch: Path) -> float:
     from grader import grade
 
-    start = time.perf_counter()
-    grade.grade(submitted, out, jobs, echo=lambda *a: None)
-    return time.perf_counter() - start
+    quiet = lambda *a: None  # noqa: E731
+    if mode == "local":
+        start = time.perf_counter()
+        grade.grade(submitted, out, WORKERS[mode], echo=quiet)
+        return time.perf_counter() - start
+    logs = Path(tempfile.mkdtemp(dir=scratch))
+    with engine.scheduler_with_workers(logs, WORKERS[mode]) as (address, _):
+        start = time.perf_counter()  # the workers are up: an instructor's cluster is started once
+        grade.grade(submitted, out, WORKERS[mode], echo=quiet, scheduler=address)
+        return time.perf_counter() - start
 
 
 def main() -> None:
-    import os
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 400])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--modes", nargs="+", default=list(WORKERS), choices=list(WORKERS))
     args = parser.parse_args()
-    os.environ.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"})
+    rows = []
     with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
         scratch = Path(scratch)
-        n = make_class(scratch / "class", args.students)
-        print(f"class: {args.students} students x {len(course.ASSIGNMENTS)} assignments = {n} notebooks")
-        times = {}
-        for repeat in range(args.repeats):
-            for jobs in (1, 2):
-                out = scratch / f"out-{jobs}-{repeat}"  # fresh folder: nothing cached
-                times.setdefault(("nbgrader", jobs), []).append(pipeline(scratch / "class", out, jobs) / n)
-                autograded = sorted((out / "course" / "autograded").rglob("*.ipynb"))
-                assert len(autograded) == n, f"expected {n} autograded notebooks, found {len(autograded)}"
-                times.setdefault(("floor", jobs), []).append(floor(autograded, jobs) / n)
-            print(f"  repeat {repeat + 1}/{args.repeats} done")
-        print(f"\n{'jobs':>4}  {'pipeline s/nb':>13}  {'nbclient floor s/nb':>19}  {'ratio':>5}")
-        for jobs in (1, 2):
-            ours = statistics.median(times[("nbgrader", jobs)])
-            base = statistics.median(times[("floor", jobs)])
-            print(f"{jobs:>4}  {ours:13.2f}  {base:19.2f}  {ours / base:5.2f}")
+        for size in args.sizes:
+            submitted = scratch / f"class-{size}"
+            make_class(submitted, size)
+            times: dict[tuple[str, str], list[float]] = {}
+            for repeat in range(args.repeats):
+                for mode in args.modes:
+                    out = scratch / f"out-{size}-{mode}-{repeat}"  # a fresh folder: nothing cached
+                    times.setdefault((mode, "grader"), []).append(pipeline(submitted, out, mode, scratch) / size)
+                    autograded = sorted((out / "course" / "autograded").rglob("*.ipynb"))
+                    times.setdefault((mode, "floor"), []).append(floor(autograded, WORKERS[mode]) / len(autograded))
+                    print(f"  {size} notebooks, {mode}, repeat {repeat + 1}/{args.repeats} done", flush=True)
+            for mode in args.modes:
+                ours, base = (statistics.median(times[(mode, kind)]) for kind in ("grader", "floor"))
+                rows.append((size, mode, ours, base))
+    header = ("N", "mode", "notebooks/s", "s/notebook", "floor s/nb", "ratio", "s/nb vs first N")
+    print("\n" + "  ".join(f"{h:>{len(h) if i > 1 else 8}}" for i, h in enumerate(header)))
+    first = {mode: ours for size, mode, ours, _ in rows if size == args.sizes[0]}
+    for size, mode, ours, base in rows:
+        cells = (f"{size:>8}", f"{mode:>8}", f"{1 / ours:11.2f}", f"{ours:10.2f}", f"{base:10.2f}")
+        print("  ".join(cells + (f"{ours / base:5.2f}", f"{ours / first[mode]:15.2f}")))
 
 
 if __name__ == "__main__":

@@ -13,11 +13,13 @@ the course) is the infrastructure's: that submission is left ungraded, so a re-r
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 
-from grader import messages, worker
+from grader import REPO, messages, worker
 
 WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
 CONNECT_TIMEOUT = "10s"
@@ -79,3 +81,70 @@ def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker
             continue
         on_done(task, graded)
     return ungraded
+
+
+@contextlib.contextmanager
+def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float = 120):
+    """A Dask scheduler on a free local port and `python -m grader worker` with `workers`
+    processes, as an instructor would start them on real machines (the benchmark and the tests
+    use it); yields (address, the worker command's process). Both are stopped afterwards."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+
+    def start(command, log):
+        with open(log_folder / log, "wb") as sink:
+            return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+
+    scheduler = start(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--no-dashboard"],
+        "scheduler.log",
+    )
+    grader_worker = None
+    try:
+        grader_worker = start(
+            [sys.executable, "-m", "grader", "worker", address, "--nworkers", str(workers)], "worker.log"
+        )
+        deadline = time.monotonic() + start_timeout
+        while len(worker_processes(grader_worker.pid)) < workers:
+            if time.monotonic() > deadline or grader_worker.poll() is not None:
+                log = (log_folder / "worker.log").read_text(errors="replace")[-3000:]
+                raise EngineError(f"the grading workers did not start:\n{log}")
+            time.sleep(0.5)
+        yield address, grader_worker
+    finally:
+        for process in (grader_worker, scheduler):
+            if process is not None:
+                _stop(process)
+
+
+def worker_processes(grader_worker_pid: int) -> list:
+    """The Dask worker processes of `python -m grader worker` (its nannies run in the command's
+    own process and spawn one worker process each)."""
+    import psutil
+
+    try:
+        children = psutil.Process(grader_worker_pid).children()
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+
+
+def _stop(process) -> None:
+    import signal
+    import subprocess
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

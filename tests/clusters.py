@@ -5,18 +5,15 @@ scheduler with workers started by the course's own command."""
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 from jupyter_servers import free_port
 
-from grader import REPO
+from grader import engine
 
 
 def _postgres_bin() -> Path:
@@ -52,62 +49,16 @@ def postgres():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _start(command: list[str], log: Path) -> subprocess.Popen:
-    with open(log, "wb") as sink:
-        return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 @contextlib.contextmanager
 def dask_cluster(folder: Path, workers: int = 2):
-    """A Dask scheduler and `python -m grader worker` with `workers` processes; yields
-    (address, the worker command's process)."""
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start(
-        [
-            sys.executable,
-            "-m",
-            "distributed.cli.dask_scheduler",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-dashboard",
-        ],
-        folder / "scheduler.log",
-    )
-    grader_worker = None
+    """A Dask scheduler and `python -m grader worker` with `workers` processes (grader/engine.py
+    starts them as an instructor would); yields (address, the worker command's process)."""
     try:
-        grader_worker = _start(
-            [sys.executable, "-m", "grader", "worker", address, "--nworkers", str(workers)], folder / "worker.log"
-        )
-        deadline = time.monotonic() + 120
-        while len(worker_processes(grader_worker)) < workers:
-            if time.monotonic() > deadline or grader_worker.poll() is not None:
-                pytest.fail("the grading workers did not start:\n" + (folder / "worker.log").read_text()[-3000:])
-            time.sleep(0.5)
-        yield address, grader_worker
-    finally:
-        for process in (grader_worker, scheduler):
-            if process is not None:
-                _stop(process)
+        with engine.scheduler_with_workers(folder, workers) as running:
+            yield running
+    except engine.EngineError as err:
+        pytest.fail(str(err))
 
 
-def worker_processes(grader_worker: subprocess.Popen) -> list[psutil.Process]:
-    """The Dask worker processes of `python -m grader worker` (its nannies run in the command's
-    own process and spawn one worker process each)."""
-    try:
-        children = psutil.Process(grader_worker.pid).children()
-    except psutil.NoSuchProcess:
-        return []
-    return [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+def worker_processes(grader_worker) -> list[psutil.Process]:
+    return engine.worker_processes(grader_worker.pid)

@@ -19,6 +19,7 @@ from pathlib import Path
 import ch4rules
 import nbformat
 import pytest
+from clusters import dask_cluster, postgres
 
 from grader import REPO, answers, course, grade, hostile, intake, sandbox
 
@@ -99,25 +100,30 @@ def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
 
 @pytest.fixture(scope="module")
 def verdict_run(tmp_path_factory):
-    """Grade the honest students, snapshot, add the attacks, grade again into the same folder."""
+    """Grade the honest students, snapshot, add the attacks, grade again into the same folder.
+
+    Both runs go the distributed way (a Dask scheduler, `python -m grader worker`, a PostgreSQL
+    gradebook): the attacks meet the workers and the shared database there."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     honest = hostile.honest_class(submitted, VERDICT_LAYER)
     quiet = lambda *args: None  # noqa: E731
-    grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
-    protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
-    before = results_of(out, honest)
-    hostile.attack_class(submitted, "verdict")
-    submissions = tree_digest(submitted)
-    outcomes = grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False)
-    return {
-        "out": out,
-        "outcomes": {(o.student, o.assignment): o for o in outcomes},
-        "before": before,
-        "after": results_of(out, honest),
-        "protected_before": protected,
-        "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
-        "submissions": (submissions, tree_digest(submitted)),
-    }
+    with postgres() as url, dask_cluster(tmp_path_factory.mktemp("cluster")) as (address, _):
+        cluster = {"scheduler": address, "db": url}
+        grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False, **cluster)
+        protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
+        before = results_of(out, honest)
+        hostile.attack_class(submitted, "verdict")
+        submissions = tree_digest(submitted)
+        outcomes = grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False, **cluster)
+        yield {
+            "out": out,
+            "outcomes": {(o.student, o.assignment): o for o in outcomes},
+            "before": before,
+            "after": results_of(out, honest),
+            "protected_before": protected,
+            "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
+            "submissions": (submissions, tree_digest(submitted)),
+        }
 
 
 @pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[f"{a.slug}: {a.claim}" for a in VERDICT_LAYER])
