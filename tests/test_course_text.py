@@ -1,0 +1,51 @@
+"""The course text keeps one form everywhere (CONTRIBUTING.md, "Notebooks"): a title, then
+sections marked 🟢 必读 or ⚪ 选读 (appendices are all ⚪), one version banner, one term for each
+idea, and no word that points at material students do not have."""
+
+import re
+
+import nbformat
+import pytest
+
+from grader import REPO
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+EXERCISES = sorted((REPO / "solutions").glob("*/*.ipynb"))
+BANNER = "> 本 notebook 的结果在 jax 0.12.0.1（CPU）上验证。"
+TITLE = re.compile(r"^# (第 4 章|4\.\d+[abc]? |A_[\d.]+ )")
+# Words that quote a source the students never see, or hedge a claim instead of proving it.
+UNSEEN_SOURCE = ("参考资料", "实测", "固定版本")
+ONE_TERM = {"拉回": "回拉"}  # pullback
+
+
+def markdown(path) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+
+
+def headings(path) -> list[str]:
+    return [line for text in markdown(path) for line in text.splitlines() if line.startswith("#")]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_one_heading_convention(path):
+    found = headings(path)
+    titles = [h for h in found if h.startswith("# ")]
+    assert len(titles) == 1 and TITLE.match(titles[0]), f"{path.name}: one title '# 4.x …' first, got {titles}"
+    assert found[0] == titles[0], f"{path.name}: the title comes first"
+    allowed = ("## ⚪ 选读：",) if path.name.startswith("A_") else ("## 🟢 必读：", "## ⚪ 选读：")
+    loose = [h for h in found if h.startswith("## ") and not h.startswith(allowed)]
+    assert not loose, f"{path.name}: sections start with {' or '.join(allowed)}: {loose}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_one_version_banner_right_after_the_time(path):
+    texts = markdown(path)
+    assert sum(t.count(BANNER) for t in texts) == 1, f"{path.name}: exactly one '{BANNER}'"
+    assert BANNER in texts[0], f"{path.name}: the banner belongs in the first cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + EXERCISES, ids=[str(p.relative_to(REPO)) for p in NOTEBOOKS + EXERCISES])
+def test_words_students_can_follow(path):
+    text = path.read_text(encoding="utf-8")
+    assert not [w for w in UNSEEN_SOURCE if w in text], f"{path.name}: says {[w for w in UNSEEN_SOURCE if w in text]}"
+    assert not [w for w in ONE_TERM if w in text], f"{path.name}: write {ONE_TERM}"
