@@ -5,6 +5,7 @@ cells and their length, collapsed evidence cells at a quarter of a minute.
 """
 
 import math
+import re
 
 import nbformat
 import pytest
@@ -46,3 +47,17 @@ def test_tidy_keeps_a_collapsed_cell_collapsed(tmp_path):
     nbtools.tidy(path)
     tidied = nbformat.read(path, as_version=4)
     assert [dict(c.metadata) for c in tidied.cells] == [{"jupyter": {"source_hidden": True}}, {}]
+
+
+def test_the_reading_order_states_each_notebooks_own_time():
+    intro = REPO / "notebooks" / "00_intro.ipynb"
+    text = "\n".join(c.source for c in nbformat.read(intro, as_version=4).cells if c.cell_type == "markdown")
+    rows = dict(re.findall(r"\| \[[^\]]+\]\(([^)#]+\.ipynb)\) \|[^|\n]*\| 约 (\d+) 分钟 \|", text))
+    listed = {p.name for p in NOTEBOOKS} - {intro.name}
+    assert set(rows) == listed, f"the reading order lists {sorted(set(rows) ^ listed)} wrongly"
+    wrong = {
+        name: (int(minutes), nbtools.stated_minutes(nbformat.read(REPO / "notebooks" / name, as_version=4)))
+        for name, minutes in rows.items()
+        if int(minutes) != nbtools.stated_minutes(nbformat.read(REPO / "notebooks" / name, as_version=4))
+    }
+    assert not wrong, f"00_intro's time differs from the notebook's own (intro, notebook): {wrong}"
