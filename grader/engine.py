@@ -122,7 +122,7 @@ def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float 
     finally:
         for process in (grader_worker, scheduler):
             if process is not None:
-                _stop(process)
+                stop_process_group(process)
 
 
 def worker_processes(grader_worker_pid: int) -> list:
@@ -137,7 +137,8 @@ def worker_processes(grader_worker_pid: int) -> list:
     return [p for p in children if "spawn_main" in " ".join(p.cmdline())]
 
 
-def _stop(process) -> None:
+def stop_process_group(process) -> None:
+    """SIGTERM to a process started in its own session and its children; SIGKILL after 30 s."""
     import signal
     import subprocess
 

@@ -2,8 +2,6 @@
 tests/test_nbgrader_tools.py and tests/test_student_edition.py share)."""
 
 import contextlib
-import os
-import signal
 import socket
 import subprocess
 import time
@@ -12,6 +10,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from grader import engine
 
 
 def free_port() -> int:
@@ -44,12 +44,7 @@ def running(command: list[str], cwd: Path, env: dict, port: int, token: str, log
             )
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        engine.stop_process_group(process)
 
 
 def request(url: str, token: str, path: str, method: str = "GET") -> tuple[int, str]:
