@@ -6,9 +6,12 @@ that a broken submission cannot derail. It is split along the process boundary:
 * grader/intake.py, in this process: each submission is only read and checked (empty file,
   invalid JSON, wrong file name, cells deleted or edited, answering rules): unusable ones get a
   score of 0 and a reason, the others are copied into a course folder under OUT_DIR.
-* grader/worker.py: N worker processes, each with one long-lived nbgrader API, autograde the
-  copies in a sandbox and run the verdicts; the supervisor kills a submission that runs past
-  the ceiling. All write one SQLite gradebook (students are registered up front here).
+* grader/worker.py, anywhere: each accepted submission is one task (its bytes and its seed in;
+  scores, the autograded notebook and the feedback out), graded in a sandboxed kernel inside
+  the worker's private nbgrader course folder; grader/engine.py runs the tasks on Dask (a local
+  cluster, or the one at --scheduler).
+* here again: each result is stored as it arrives (OUT_DIR/course, and the gradebook, SQLite or
+  --db, one transaction per submission) and journaled, so an interrupted run resumes.
 * grader/report.py: grades.csv, the feedback pages and the score table, from the gradebook.
 
 A submission whose bytes and whose assignment source have not changed since the last run in
@@ -153,7 +156,7 @@ def grade(
 
         def store(task: worker.Task, graded: worker.Graded) -> None:
             outcome = outcomes[task.key]
-            _store(root, task, graded, outcome)
+            _store(root, graded, outcome)
             _journal(root, outcome)
             count[0] += 1
             status = "ok" if not outcome.notes else outcome.notes[0][:70]
@@ -231,7 +234,7 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code,
                 worker.Task(student, assignment, target.read_bytes(), seed, sources[assignment], cell_timeout, ceiling)
             )
         else:  # unreadable: 0 with the reason, stored now
-            _store(root, None, None, outcome)
+            _store(root, None, outcome)
             _journal(root, outcome)
     return outcomes, tasks
 
@@ -246,7 +249,7 @@ def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
         return False
 
 
-def _store(root: Path, task: worker.Task | None, graded: worker.Graded | None, outcome: Outcome) -> None:
+def _store(root: Path, graded: worker.Graded | None, outcome: Outcome) -> None:
     """Put one submission's result into OUT_DIR/course and the gradebook, replacing any earlier one."""
     student, assignment = outcome.student, outcome.assignment
     autograded = course.notebook_path(root / "autograded" / student, assignment)
