@@ -167,6 +167,7 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
 
 
 _courses: dict[int, tuple[Path, object, set]] = {}  # per process and cell timeout: (root, api, staged)
+_first_digest: dict[str, str] = {}  # per process: each assignment's digest when it first graded it
 
 
 def _scratch_course(task: Task):
@@ -177,9 +178,14 @@ def _scratch_course(task: Task):
         root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
     root, api, staged = _courses[task.cell_timeout]
+    # Checked on every task: a long-lived worker must not grade with a course that changed on
+    # the coordinator's side, nor with files that changed under its running code.
+    mine = staging.source_digest(task.assignment)
+    if _first_digest.setdefault(task.assignment, mine) != mine:
+        raise CourseMismatch(f"the course changed on {socket.gethostname()} while its worker ran: restart it")
+    if mine != task.digest:
+        raise CourseMismatch(f"{socket.gethostname()} has another version of the course or the grader")
     if task.assignment not in staged:
-        if staging.source_digest(task.assignment) != task.digest:
-            raise CourseMismatch(f"{socket.gethostname()} has another version of the course or the grader")
         staging.stage(root, [task.assignment])
         staged.add(task.assignment)
     return root, api

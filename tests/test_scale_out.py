@@ -159,3 +159,13 @@ def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, me
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert "secret" not in done.stderr, "the password was printed"
     assert not out.exists(), sorted(p.name for p in out.rglob("*"))
+
+
+def test_a_worker_refuses_a_task_for_another_course_version():
+    """A task whose course digest is not this worker's is refused, never graded (and never
+    zeroed: grader/engine.py leaves it for a re-run)."""
+    from grader import worker
+
+    task = worker.Task("s", "safe_norm", b"{}", "0" * 64, "a digest of some other course", 60, 300)
+    with pytest.raises(worker.CourseMismatch, match="another version of the course"):
+        worker.grade_task(task)
