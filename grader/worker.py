@@ -63,7 +63,6 @@ class Graded:
     autograded: bytes | None = None
     feedback: dict[str, bytes] = field(default_factory=dict)  # page name -> html
     sandboxed: bool = True
-    where: str = ""  # host:pid of the worker, for the log
 
 
 class CourseMismatch(Exception):
@@ -194,7 +193,6 @@ def _scratch_course(task: Task):
 def grade_task(task: Task) -> Graded:
     """Autograde one submission in a fresh sandboxed kernel, judge it, write its feedback."""
     root, api = _scratch_course(task)
-    where = f"{socket.gethostname()}:{os.getpid()}"
     sandboxed = sandbox.probe() is None
     student, assignment = task.key
     folders = [root / part / student for part in ("submitted", "autograded", "feedback")]
@@ -217,7 +215,7 @@ def grade_task(task: Task) -> Graded:
             shutil.rmtree(folder, ignore_errors=True)
         with course.gradebook(root) as gb:
             gb.remove_student(student)  # and its submission: the next task starts clean
-    return Graded(graded.result, graded.scores, graded.autograded, graded.feedback, sandboxed, where)
+    return Graded(graded.result, graded.scores, graded.autograded, graded.feedback, sandboxed)
 
 
 def _grade_one(api, root: Path, task: Task) -> Graded:
