@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 import weakref
 from collections.abc import Sequence
 from functools import lru_cache
@@ -51,7 +52,7 @@ from ch4protocol import SEED_ENV
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
-from grader import REPO, feedback
+from grader import REPO, feedback, forkserver
 
 NOBODY = 65534
 MiB = 2**20
@@ -71,6 +72,18 @@ def _as_root() -> bool:
     return os.geteuid() == 0
 
 
+def kernel_env(env: dict[str, str]) -> dict[str, str]:
+    """The whole environment of a sandboxed process: fixed settings and PASSED_ENV from `env`."""
+    fixed = {
+        "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin",
+        "HOME": "/tmp", "TMPDIR": "/tmp", "MPLCONFIGDIR": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(KIT),  # the kit bound below, whichever checkout the grader runs from
+        "JPY_PARENT_PID": "1",  # our parent is the namespace init: no poller, no banner
+    }  # fmt: skip
+    return fixed | {key: env[key] for key in PASSED_ENV if key in env}
+
+
 def command(
     folder: Path, env: dict[str, str], cgroups: Sequence[Path] = (), nproc: int | None = MAX_PROCS
 ) -> list[str]:
@@ -85,10 +98,7 @@ def command(
         binds += ["--ro-bind", str(path), str(path)]
     for path in ("/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime"):
         binds += ["--ro-bind-try", path, path]
-    setenv = []
-    for key in PASSED_ENV:
-        if key in env:
-            setenv += ["--setenv", key, env[key]]
+    setenv = [arg for key, value in kernel_env(env).items() for arg in ("--setenv", key, value)]
     enter = ["sh", "-c", ENTER_CGROUPS, "sh", *(str(g / "cgroup.procs") for g in cgroups), "--"] if cgroups else []
     cmd = [
         *enter,
@@ -105,11 +115,6 @@ def command(
         "--bind", str(folder), str(folder),
         "--chdir", "/tmp",  # not the private folder: that one is the grader's, and small
         "--clearenv",
-        "--setenv", "PATH", f"{Path(sys.prefix) / 'bin'}:/usr/bin",
-        "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "MPLCONFIGDIR", "/tmp",
-        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-        "--setenv", "PYTHONPATH", str(KIT),  # the kit bound above, whichever checkout the grader runs from
-        "--setenv", "JPY_PARENT_PID", "1",  # our parent is the namespace init: no poller, no banner
         *setenv,
     ]  # fmt: skip
     if _as_root():
@@ -345,8 +350,18 @@ class SandboxKernelManager(AsyncKernelManager):
         if _as_root():
             os.chown(self.connection_file, NOBODY, NOBODY)
 
+    async def _async_pre_start_kernel(self, **kw):
+        if self.provisioner is None and forkserver.available():
+            self.kernel_id = self.kernel_id or kw.pop("kernel_id", str(uuid.uuid4()))
+            spec = self.kernel_spec
+            self.provisioner = forkserver.ForkProvisioner(kernel_id=self.kernel_id, kernel_spec=spec, parent=self)
+        return await super()._async_pre_start_kernel(**kw)
+
     def format_kernel_cmd(self, extra_arguments=None):
-        return self.box.command(dict(os.environ)) + super().format_kernel_cmd(extra_arguments)
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if isinstance(self.provisioner, forkserver.ForkProvisioner):
+            return cmd  # the provisioner starts the sandbox itself
+        return self.box.command(dict(os.environ)) + cmd
 
     async def start_kernel(self, **kw):
         try:

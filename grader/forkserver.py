@@ -1,0 +1,286 @@
+"""Student kernels forked from a process that has already imported ipykernel and JAX.
+
+A cold kernel spends about 0.8 s of CPU on the same work every time: starting Python, importing
+ipykernel and JAX. A fork server (one per grading process) does that once, then forks one child
+per kernel. The server never runs a student's code, and no kernel ever touches it or another
+kernel. Each kernel still gets a fresh sandbox of its own (grader/sandbox.py):
+
+1. the grader starts the sandbox command of a new `Box` around a placeholder: bubblewrap builds
+   the namespaces, the read-only mount tree, the private /tmp and the cgroups exactly as for a
+   cold kernel, and the placeholder says when it is ready;
+2. the server forks; the child joins that sandbox's cgroups and namespaces (setns), forks the
+   kernel into its PID namespace and waits for it;
+3. the kernel reads its environment (its secret seed) from a file in its own private folder,
+   caps its file size, drops to user nobody with no capabilities and no new privileges, checks
+   that it did, and runs ipykernel exactly as `python -m ipykernel_launcher` would.
+
+What a kernel inherits from the server is the memory of a process that imported libraries and
+was told only paths and process ids: seeds never pass through it. The server is started with a
+clean environment, so the grader's own variables are not in it either. It is used as root with
+the full sandbox; anywhere else kernels start cold (`available()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import importlib
+import importlib.util
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from jupyter_client.provisioning import LocalProvisioner
+
+PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy")
+ENV_FILE = "kernel-env.json"  # in the kernel's private folder; read and removed before it drops root
+NAMESPACES = (("cgroup", os.CLONE_NEWCGROUP), ("ipc", os.CLONE_NEWIPC), ("uts", os.CLONE_NEWUTS),
+              ("net", os.CLONE_NEWNET), ("pid", os.CLONE_NEWPID), ("mnt", os.CLONE_NEWNS))  # fmt: skip
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PLACEHOLDER = ["sh", "-c", "echo ready; exec sleep infinity"]  # holds the sandbox open for the kernel
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value})")
+
+
+# ---------------------------------------------------------------------------------------------
+# The server: `python -c "from grader.forkserver import serve; serve()"`, started by ForkServer.
+
+
+def serve() -> None:
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grading process
+    for name in PRELOAD:
+        importlib.import_module(name)
+    requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
+    replies.write(b"ready\n")
+    for line in _lines(requests):
+        _reap()  # the grader opened a pidfd for every earlier child before sending this request
+        request = json.loads(line)
+        child = os.fork()
+        if child == 0:
+            try:
+                _enter_sandbox(request)
+            finally:
+                os._exit(127)
+        replies.write(json.dumps({"pid": child}).encode() + b"\n")
+
+
+def _lines(stream):
+    buffer = b""
+    while chunk := stream.read(65536):
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _enter_sandbox(request: dict) -> None:
+    """In the server's child: join the sandbox, start the kernel in it, wait for it."""
+    for procs in request["cgroups"]:
+        Path(procs).write_text(str(os.getpid()))
+    joined = [(os.open(f"/proc/{request['sandbox_pid']}/ns/{name}", os.O_RDONLY), flag) for name, flag in NAMESPACES]
+    for fd, flag in joined:  # the mount namespace last: its root becomes ours
+        os.setns(fd, flag)
+        os.close(fd)
+    kernel = os.fork()  # the first process to enter the sandbox's PID namespace
+    if kernel == 0:
+        try:
+            _run_kernel(request)
+        finally:
+            os._exit(126)
+    _, status = os.waitpid(kernel, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _run_kernel(request: dict) -> None:
+    os.setsid()  # no terminal to inject into
+    env_file = Path(request["folder"]) / ENV_FILE
+    env = json.loads(env_file.read_text())
+    env_file.unlink()
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nothing of the server's: its pipes, its files
+    resource.setrlimit(resource.RLIMIT_FSIZE, (request["max_file"],) * 2)
+    if request["nproc"]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (request["nproc"],) * 2)
+    _drop_privileges(request["uid"])
+    os.chdir("/tmp")
+    os.environ.clear()
+    os.environ.update(env, PWD="/tmp")  # PWD: what bubblewrap's --chdir sets for a cold kernel
+    for name in [m for m in sys.modules if m == "grader" or m.startswith("grader.")]:
+        del sys.modules[name]
+    import numpy
+
+    numpy.random.seed()  # the legacy global generator was seeded once, in the server
+    launcher = Path(importlib.util.find_spec("ipykernel_launcher").origin)
+    sys.argv = [str(launcher), *request["argv"]]  # sys.path[0] is "", as for a cold kernel: the launcher removes it
+    import runpy
+
+    runpy.run_path(str(launcher), run_name="__main__")
+    os._exit(0)
+
+
+def _drop_privileges(uid: int) -> None:
+    """setpriv's --reuid --regid --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs,
+    then a check of the result: a kernel that is not exactly that never starts."""
+    last_cap = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last_cap + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # leaving uid 0 clears the permitted, effective and ambient sets
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    expected = {
+        "Uid": f"{uid}\t{uid}\t{uid}\t{uid}", "Gid": f"{uid}\t{uid}\t{uid}\t{uid}", "Groups": "",
+        "CapInh": "0" * 16, "CapPrm": "0" * 16, "CapEff": "0" * 16, "CapBnd": "0" * 16, "CapAmb": "0" * 16,
+        "NoNewPrivs": "1",
+    }  # fmt: skip
+    if any(status.get(key, "").strip() != value for key, value in expected.items()):
+        os._exit(125)
+
+
+# ---------------------------------------------------------------------------------------------
+# The grader's side
+
+
+def available() -> bool:
+    """Forked kernels need root (to join namespaces) and the full sandbox."""
+    from grader import sandbox
+
+    return os.geteuid() == 0 and sandbox.probe() is None and set(sandbox.limits()) == {"tmpfs", "pids", "memory"}
+
+
+class ForkServer:
+    """This process's fork server, started on first use and again if it died."""
+
+    _lock = threading.Lock()
+    _process: subprocess.Popen | None = None
+
+    @classmethod
+    def fork(cls, request: dict) -> int:
+        """A new kernel's process (the server's child that waits for it) as a pidfd."""
+        with cls._lock:
+            if cls._process is None or cls._process.poll() is not None:
+                cls._process = cls._start()
+            cls._process.stdin.write(json.dumps(request).encode() + b"\n")
+            cls._process.stdin.flush()
+            reply = cls._process.stdout.readline()
+            if not reply:
+                cls._process = None
+                raise RuntimeError("the fork server stopped")
+            return os.pidfd_open(json.loads(reply)["pid"])  # before the next request lets it be reaped
+
+    @staticmethod
+    def _start() -> subprocess.Popen:
+        from grader import sandbox
+
+        env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.SEED_ENV}
+        env["OPENBLAS_NUM_THREADS"] = "1"  # no threads in the server: fork() copies only the caller
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from grader.forkserver import serve; serve()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/tmp",
+        )  # fmt: skip
+        if process.stdout.readline() != b"ready\n":
+            process.kill()
+            raise RuntimeError("the fork server did not start")
+        return process
+
+
+class ForkedKernel:
+    """What jupyter_client's provisioner expects of a kernel process, for a forked kernel: its
+    life is the server child's (a pidfd); killing it kills its sandbox, and the kernel with it."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pidfd: int, placeholder: subprocess.Popen):
+        self.pidfd, self.placeholder, self.pid = pidfd, placeholder, placeholder.pid
+
+    def poll(self) -> int | None:
+        return -signal.SIGKILL if select.select([self.pidfd], [], [], 0)[0] else None
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def send_signal(self, signum: int) -> None:
+        try:
+            signal.pidfd_send_signal(self.pidfd, signum)
+        except ProcessLookupError:
+            pass
+        if signum == signal.SIGKILL:
+            self.placeholder.kill()  # its PID namespace ends, and every process in it
+
+    def close(self) -> None:
+        self.placeholder.kill()
+        self.placeholder.wait()
+        os.close(self.pidfd)
+
+
+class ForkProvisioner(LocalProvisioner):
+    """Starts the kernel through the fork server inside the manager's Box."""
+
+    async def launch_kernel(self, cmd: list[str], **kwargs):
+        from grader import sandbox
+
+        box, argv = self.parent.box, cmd[cmd.index("ipykernel_launcher") + 1 :]
+        env_file = box.folder / ENV_FILE
+        env_file.write_text(json.dumps(sandbox.kernel_env(kwargs.get("env") or dict(os.environ))))
+        env_file.chmod(0o600)  # root's: the kernel reads it before it becomes nobody
+        placeholder = subprocess.Popen(
+            box.command({}) + PLACEHOLDER, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        try:
+            if await asyncio.to_thread(placeholder.stdout.readline) != b"ready\n":
+                raise RuntimeError("the kernel's sandbox did not start")
+            inner = Path(f"/proc/{placeholder.pid}/task/{placeholder.pid}/children").read_text().split()[0]
+            request = {
+                "folder": str(box.folder), "sandbox_pid": int(inner), "argv": argv, "uid": sandbox.NOBODY,
+                "cgroups": [str(g / "cgroup.procs") for g in dict.fromkeys(box.cgroups.values())],
+                "max_file": sandbox.MAX_FILE, "nproc": None if "pids" in box.held else sandbox.MAX_PROCS,
+            }  # fmt: skip
+            pidfd = await asyncio.to_thread(ForkServer.fork, request)
+        except BaseException:
+            placeholder.kill()
+            placeholder.wait()
+            raise
+        self.process = ForkedKernel(pidfd, placeholder)
+        self.pid, self.pgid = self.process.pid, None
+        return self.connection_info
+
+    async def wait(self) -> int | None:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            ready = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().add_reader(self.process.pidfd, lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                asyncio.get_running_loop().remove_reader(self.process.pidfd)
+        self.process.close()
+        self.process = None
+        return -signal.SIGKILL
+
+    async def cleanup(self, restart: bool = False) -> None:
+        if self.process is not None:
+            self.process.kill()
+            await self.wait()
+        await super().cleanup(restart=restart)
