@@ -34,15 +34,18 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from queue import Empty
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.provisioning import LocalProvisioner
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy")
 ENV_FILE = "kernel-env.json"  # in the kernel's private folder; read and removed before it drops root
 NAMESPACES = (("cgroup", os.CLONE_NEWCGROUP), ("ipc", os.CLONE_NEWIPC), ("uts", os.CLONE_NEWUTS),
               ("net", os.CLONE_NEWNET), ("pid", os.CLONE_NEWPID), ("mnt", os.CLONE_NEWNS))  # fmt: skip
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 PLACEHOLDER = ["sh", "-c", "echo ready; exec sleep infinity"]  # holds the sandbox open for the kernel
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -57,7 +60,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 def serve() -> None:
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # never outlive the grading process
+    """Fork a kernel per request line until the grader closes the pipe (or dies)."""
     for name in PRELOAD:
         importlib.import_module(name)
     requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
@@ -99,6 +102,7 @@ def _enter_sandbox(request: dict) -> None:
     for fd, flag in joined:  # the mount namespace last: its root becomes ours
         os.setns(fd, flag)
         os.close(fd)
+    os.setsid()  # the kernel's session, with no terminal; as under bubblewrap, it does not lead it
     kernel = os.fork()  # the first process to enter the sandbox's PID namespace
     if kernel == 0:
         try:
@@ -110,7 +114,6 @@ def _enter_sandbox(request: dict) -> None:
 
 
 def _run_kernel(request: dict) -> None:
-    os.setsid()  # no terminal to inject into
     env_file = Path(request["folder"]) / ENV_FILE
     env = json.loads(env_file.read_text())
     env_file.unlink()
@@ -148,6 +151,7 @@ def _drop_privileges(uid: int) -> None:
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # leaving uid 0 clears the permitted, effective and ambient sets
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _prctl(PR_SET_DUMPABLE, 1)  # as after exec: its own /proc files are its own (leaving root cleared it)
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     expected = {
         "Uid": f"{uid}\t{uid}\t{uid}\t{uid}", "Gid": f"{uid}\t{uid}\t{uid}\t{uid}", "Groups": "",
@@ -263,24 +267,68 @@ class ForkProvisioner(LocalProvisioner):
             raise
         self.process = ForkedKernel(pidfd, placeholder)
         self.pid, self.pgid = self.process.pid, None
+        await self._sockets_bound(box.folder)
         return self.connection_info
+
+    async def _sockets_bound(self, folder: Path) -> None:
+        """Return once the kernel listens: a client that connects earlier waits ZeroMQ's reconnect
+        interval, and a forked kernel is ready sooner than that."""
+        info = self.connection_info
+        channels = ("shell", "iopub", "stdin", "control", "hb")
+        sockets = [Path(f"{info['ip']}-{info[f'{name}_port']}") for name in channels]
+        while self.process.poll() is None and not all(path.exists() for path in sockets):
+            await asyncio.sleep(0.005)
+
+    async def _exited(self) -> None:
+        if self.process.poll() is None:
+            loop = asyncio.get_running_loop()
+            done = loop.create_future()
+            loop.add_reader(self.process.pidfd, lambda: done.done() or done.set_result(None))
+            try:
+                await done
+            finally:
+                loop.remove_reader(self.process.pidfd)
+
+    async def kill(self, restart: bool = False) -> None:
+        if self.process is not None:
+            self.process.kill()
+            await asyncio.wait_for(self._exited(), timeout=5)  # so the manager's first poll sees it gone
 
     async def wait(self) -> int | None:
         if self.process is None:
             return 0
-        if self.process.poll() is None:
-            ready = asyncio.get_running_loop().create_future()
-            asyncio.get_running_loop().add_reader(self.process.pidfd, lambda: ready.done() or ready.set_result(None))
-            try:
-                await ready
-            finally:
-                asyncio.get_running_loop().remove_reader(self.process.pidfd)
+        await self._exited()
         self.process.close()
         self.process = None
         return -signal.SIGKILL
 
     async def cleanup(self, restart: bool = False) -> None:
         if self.process is not None:
-            self.process.kill()
+            await self.kill()
             await self.wait()
         await super().cleanup(restart=restart)
+
+
+class PromptClient(AsyncKernelClient):
+    """A kernel client whose wait_for_ready ends when the kernel has answered, not after
+    jupyter_client's 0.2 s of IOPub silence: IOPub is ordered, so once the status of our
+    kernel_info request is idle, every message of the kernel's start has arrived."""
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
+        while time.monotonic() < deadline:
+            asked = self.kernel_info()
+            try:
+                while time.monotonic() < deadline:
+                    reply = await self.shell_channel.get_msg(timeout=1)
+                    if reply["parent_header"].get("msg_id") == asked:
+                        break
+                while time.monotonic() < deadline:
+                    msg = await self.iopub_channel.get_msg(timeout=1)
+                    if msg["parent_header"].get("msg_id") == asked and msg["content"].get("execution_state") == "idle":
+                        self._handle_kernel_info_reply(reply)
+                        return
+            except Empty:  # not answered yet, or IOPub joined after the status went out: ask again
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info") from None
+        raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")

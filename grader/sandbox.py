@@ -330,6 +330,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        self.client_factory = forkserver.PromptClient
         self.box = Box(require=limits())
         self.sandbox_folder = self.box.folder
         self.transport = "ipc"

@@ -15,7 +15,9 @@ from grader import course, sandbox, verdict
 
 # The modules whose code decides a grade: a change to any of them, to the kit or to an
 # assignment's source invalidates earlier grades (and a worker that differs must not grade).
-GRADING_MODULES = ("course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "feedback", "messages")
+GRADING_MODULES = (
+    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages"
+)  # fmt: skip
 
 
 def source_digest(assignment: str) -> str:

@@ -1,0 +1,176 @@
+"""Kernels forked from the pre-imported server (grader/forkserver.py) against cold ones.
+
+A student's code must not be able to tell them apart (same user, capabilities, limits, files,
+network, environment, Python state), and a forked kernel must carry nothing of any other
+kernel: not its seed, not its random state. Both directions run real sandboxed kernels."""
+
+import asyncio
+import hashlib
+import json
+import os
+import queue
+import time
+
+import pytest
+from ch4protocol import SEED_ENV
+
+from grader import REPO, forkserver, sandbox
+
+pytestmark = pytest.mark.xdist_group("sandbox-limits")
+
+PROBE = f"""
+import json, os, re, resource, signal, socket, sys
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+fds = {{}}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds[int(fd)] = os.readlink(f"/proc/self/fd/{{fd}}")
+    except OSError:  # the descriptor that listed the folder
+        pass
+print(json.dumps({{
+    "status": {{key: status[key].split() for key in ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff",
+                                                  "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp")}},
+    "cwd": os.getcwd(), "path": sys.path, "argv0": sys.argv[0], "argv_rest": sys.argv[3:],
+    "flags": repr(sys.flags), "env": dict(os.environ),
+    "root": sorted(os.listdir("/")), "tmp": sorted(n for n in os.listdir("/tmp") if not n.startswith("ch4-kernel-")),
+    "net": [name for _, name in socket.if_nameindex()], "host": socket.gethostname(),
+    "limits": [resource.getrlimit(r) for r in (resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)],
+    "umask": os.umask(0o022), "sigchld": str(signal.getsignal(signal.SIGCHLD)),
+    "session_leader": os.getsid(0) == os.getpid(), "tty": os.isatty(0),
+    "fd_kinds": sorted({{re.sub(r"[0-9]+", "N", f.split(":")[0] if ":" in f else os.path.dirname(f))
+                         for f in fds.values() if f.startswith(("socket:", "anon_inode:", "/tmp/.ipython/"))}}),
+    "repo_visible": os.path.exists({str(REPO / "solutions")!r}),
+    "grader_modules": sorted(m for m in sys.modules if m == "grader" or m.startswith("grader.")),
+    "main": sys.modules["__main__"].__name__, "proc_owner": os.stat("/proc/self/mem").st_uid,
+}}))
+"""
+
+# Every run of 64 hex digits in the kernel's own readable memory, as SHA-256 digests (a seed is one).
+SCAN = """
+import hashlib, json, re
+runs = set()
+with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+    for line in maps:
+        where, perms = line.split()[:2]
+        start, end = (int(x, 16) for x in where.split("-"))
+        if "r" not in perms or end - start > 2**30:
+            continue
+        try:
+            mem.seek(start)
+            chunk = mem.read(end - start)
+        except (OSError, ValueError, OverflowError):
+            continue
+        runs.update(hashlib.sha256(m).hexdigest() for m in re.findall(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])", chunk))
+print(json.dumps(sorted(runs)))
+"""
+
+
+def require_fork() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("forked kernels are used as root only; elsewhere kernels start cold")
+    assert forkserver.available(), f"as root with the full sandbox the fork server must be used: {sandbox.describe()}"
+
+
+async def _run(code: str) -> tuple[str, sandbox.SandboxKernelManager]:
+    km = sandbox.SandboxKernelManager(kernel_name="python3")
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    printed = []
+    try:
+        await kc.wait_for_ready(timeout=60)
+        msg_id = kc.execute(code)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                msg = await kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+                printed.append(msg["content"]["text"])
+            if msg["msg_type"] == "error":
+                printed.append("\n".join(msg["content"]["traceback"]))
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)
+    return "".join(printed), km
+
+
+def run(code: str, seed: str, monkeypatch) -> tuple[dict | list, sandbox.SandboxKernelManager]:
+    monkeypatch.setenv(SEED_ENV, seed)
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    printed, km = asyncio.run(_run(code))
+    try:
+        return json.loads(printed), km
+    except json.JSONDecodeError:
+        pytest.fail(f"the kernel printed no result: {printed[-3000:]}")
+
+
+def test_a_forked_kernel_looks_exactly_like_a_cold_one(monkeypatch):
+    require_fork()
+    seed = os.urandom(32).hex()
+    forked, km = run(PROBE, seed, monkeypatch)
+    assert isinstance(km.provisioner, forkserver.ForkProvisioner)
+    with monkeypatch.context() as cold_only:
+        cold_only.setattr(forkserver, "available", lambda: False)
+        cold, km = run(PROBE, seed, monkeypatch)
+    assert not isinstance(km.provisioner, forkserver.ForkProvisioner)
+    differ = {key: (cold[key], forked.get(key)) for key in cold if cold[key] != forked.get(key)}
+    assert not differ, f"a student could tell a forked kernel from a cold one by: {differ}"
+    # and what both must be, in case both went wrong the same way
+    assert forked["status"]["Uid"] == [str(sandbox.NOBODY)] * 4 and forked["status"]["CapEff"] == ["0" * 16]
+    assert forked["status"]["NoNewPrivs"] == ["1"] and forked["net"] == ["lo"] and not forked["repo_visible"]
+    assert forked["env"][SEED_ENV] == seed and forked["grader_modules"] == []
+
+
+def test_a_forked_kernel_has_nothing_of_the_graders_open(monkeypatch):
+    """A cold kernel inherits the grader's stdin, stdout and stderr (ipykernel keeps copies of
+    them); a forked one has /dev/null there, and none of the server's pipes or files."""
+    require_fork()
+    code = """
+import json, os
+fds = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+print(json.dumps(fds))
+"""
+    fds, _ = run(code, os.urandom(32).hex(), monkeypatch)
+    captured = {fds["1"], fds["2"]}  # ipykernel's own pipes, which it put in place of stdout and stderr
+    assert fds["0"] == "/dev/null" and all(target.startswith("pipe:") for target in captured), fds
+    own = ("socket:", "anon_inode:", "/tmp/.ipython/")  # ZeroMQ, asyncio, IPython's history
+    foreign = {fd for fd in fds.values() if fd not in captured | {"/dev/null"} and not fd.startswith(own)}
+    assert not foreign, f"the kernel holds descriptors it did not open: {foreign}"
+
+
+def test_a_forked_kernel_holds_no_other_kernels_seed_or_random_state(monkeypatch):
+    require_fork()
+    first_seed, second_seed = os.urandom(32).hex(), os.urandom(32).hex()
+    code = f"import os, numpy as np; print(json.dumps([os.environ[{SEED_ENV!r}], np.random.rand()]))"
+    (seen, first_random), _ = run("import json\n" + code, first_seed, monkeypatch)
+    assert seen == first_seed
+    server = forkserver.ForkServer._process.pid
+    (_, second_random), _ = run("import json\n" + code, second_seed, monkeypatch)
+    assert forkserver.ForkServer._process.pid == server, "each kernel started its own server: nothing was saved"
+    assert second_random != first_random, "two kernels drew the same numbers: the server's random state leaked"
+    runs, _ = run(SCAN, second_seed, monkeypatch)
+    digest = lambda seed: hashlib.sha256(seed.encode()).hexdigest()  # noqa: E731
+    assert digest(second_seed) in runs, "the scan must find the kernel's own seed, or it proves nothing"
+    assert digest(first_seed) not in runs, "an earlier kernel's seed is in this kernel's memory"
+
+
+def test_the_server_is_started_without_the_graders_environment(monkeypatch):
+    require_fork()
+    monkeypatch.setenv("CH4_TEST_SECRET", "not-for-kernels")
+    monkeypatch.setenv(SEED_ENV, "f" * 64)
+    forkserver.ForkServer._process = None  # a server started now, with these variables set
+    env, _ = run("import json, os; print(json.dumps(open('/proc/self/environ').read()))", "e" * 64, monkeypatch)
+    assert "not-for-kernels" not in env and "f" * 64 not in env
+    server_env = forkserver.ForkServer._process and open(f"/proc/{forkserver.ForkServer._process.pid}/environ").read()
+    assert server_env and "not-for-kernels" not in server_env and "f" * 64 not in server_env
