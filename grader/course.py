@@ -49,6 +49,7 @@ def nbgrader_config(
     c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
     c.Execute.timeout = cell_timeout
     c.Execute.extra_arguments = KERNEL_ARGS
+    c.Execute.shutdown_kernel = "immediate"  # a graded kernel has nothing to save: no polite stop to wait for
     return c
 
 
