@@ -13,6 +13,11 @@ ones, hidden tests included) with cold kernels, no sandbox and no nbgrader, with
 parallel processes as the mode has workers. Everything runs in this one process run, several
 repeats, and the table gives medians: notebooks per second, seconds per notebook, the ratio to
 the floor, and how the time per notebook changes with N. A benchmark, not a test.
+
+`--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
+one process, medians of the repeats): starting the kernel, the cells, stopping it, for the floor
+and for the grader's sandboxed kernels, and the rest of `worker.grade_task` (nbgrader's steps,
+the verdicts, the feedback page).
 """
 
 from __future__ import annotations
@@ -72,15 +77,74 @@ def pipeline(submitted: Path, out: Path, mode: str, scratch: Path) -> float:
         return time.perf_counter() - start
 
 
+def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float]:
+    """(start, cells, stop) seconds of executing one notebook: cold nbclient, or as grading does."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from grader import sandbox
+
+    nb = nbformat.read(path, as_version=4)
+    options = {"kernel_manager_class": sandbox.SandboxKernelManager, "shutdown_kernel": "immediate"}
+    client = NotebookClient(
+        nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=course.KERNEL_ARGS,
+        **(options if sandboxed else {}),
+    )  # fmt: skip
+    marks = [time.perf_counter()]
+    with client.setup_kernel():
+        marks.append(time.perf_counter())
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        marks.append(time.perf_counter())
+    marks.append(time.perf_counter())
+    return tuple(b - a for a, b in zip(marks, marks[1:], strict=False))
+
+
+def breakdown(scratch: Path, repeats: int) -> None:
+    from grader import grade, staging, worker
+
+    submitted, out = scratch / "references", scratch / "references-out"
+    for assignment in course.ASSIGNMENTS:
+        answer = sample_classes.answered(assignment, answers.reference_answer(assignment))
+        sample_classes.write(submitted, f"ref-{assignment}", assignment, answer)
+    grade.grade(submitted, out, 1, echo=lambda *a: None)
+    header = ("assignment", "floor start", "cells", "stop", "grader start", "cells", "stop", "rest", "total")
+    print("\n" + "  ".join(f"{h:>12}" for h in header))
+    for assignment in course.ASSIGNMENTS:
+        student = f"ref-{assignment}"
+        path = course.notebook_path(out / "course" / "autograded" / student, assignment)
+        notebook = course.notebook_path(out / "course" / "submitted" / student, assignment).read_bytes()
+        seed = worker.student_seed(out / "course", student, assignment)
+        task = worker.Task(
+            student, assignment, notebook, seed, staging.source_digest(assignment), course.CELL_TIMEOUT, 600
+        )
+        worker.grade_task(task)  # stages the assignment in this process, outside the timing
+        floors, ours, totals = [], [], []
+        for _ in range(repeats):
+            floors.append(_phases(path, sandboxed=False))
+            ours.append(_phases(path, sandboxed=True))
+            start = time.perf_counter()
+            worker.grade_task(task)
+            totals.append(time.perf_counter() - start)
+        floor_phases = [statistics.median(p[i] for p in floors) for i in range(3)]
+        our_phases = [statistics.median(p[i] for p in ours) for i in range(3)]
+        total = statistics.median(totals)
+        cells = [assignment, *floor_phases, *our_phases, total - sum(our_phases), total]
+        print("  ".join(f"{c:>12}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 400])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", nargs="+", default=list(WORKERS), choices=list(WORKERS))
+    parser.add_argument("--breakdown", action="store_true", help="where one notebook's time goes, per assignment")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
         scratch = Path(scratch)
+        if args.breakdown:
+            return breakdown(scratch, args.repeats)
         for size in args.sizes:
             submitted = scratch / f"class-{size}"
             make_class(submitted, size)
