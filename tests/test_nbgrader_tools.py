@@ -213,3 +213,18 @@ def test_exchange_release_fetch_submit_collect_then_grade(server, place):
     assert done.returncode == 0, f"grader grade of the collected folder failed:\n{done.stderr[-2000:]}"
     score, max_score = read_grades(out)[("carol", ASSIGNMENT)]
     assert max_score >= 10 and score == max_score, f"carol's collected model answer got {score} / {max_score}"
+
+
+def test_the_schema_version_read_in_process_is_what_alembic_says():
+    """course.schema_version stands in for nbgrader's `alembic heads` call (seconds per process)."""
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    with _temp_alembic_ini("sqlite:////tmp/unused.db") as ini:
+        alembic = [str(Path(sys.executable).parent / "alembic"), "-c", ini, "heads"]
+        heads = subprocess.run(alembic, capture_output=True, text=True, check=True).stdout.split()
+    assert heads == [course.schema_version(), "(head)"]
+    from sqlalchemy import text
+
+    with tempfile.TemporaryDirectory() as folder, course.gradebook(Path(folder)) as gb:
+        recorded = gb.db.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert recorded == course.schema_version()
