@@ -25,6 +25,10 @@ process cap is the user's RLIMIT_NPROC, shared with every kernel and the grader.
 cgroups sit at the top of each hierarchy, so a limit set on the grader's own cgroup does not
 bind them. A grader killed outright (SIGKILL) leaves its kernels' cgroups and mounts behind.
 
+As root with every cap, the kernel process is not started by this command but forked from a
+pre-imported server and moved into the sandbox the command built (grader/forkserver.py); what
+the kernel gets is the same.
+
 `probe()` says whether the sandbox works here and `limits()` which caps hold; `describe()` says
 both in one line, naming any cap that is missing. Where the sandbox does not work, grading goes
 on unsandboxed, loudly: a warning on every run and an `unsandboxed` flag on every row of
