@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from queue import Empty
 
@@ -45,6 +46,7 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "num
 ENV_FILE = "kernel-env.json"  # in the kernel's private folder; read and removed before it drops root
 NAMESPACES = (("cgroup", os.CLONE_NEWCGROUP), ("ipc", os.CLONE_NEWIPC), ("uts", os.CLONE_NEWUTS),
               ("net", os.CLONE_NEWNET), ("pid", os.CLONE_NEWPID), ("mnt", os.CLONE_NEWNS))  # fmt: skip
+UNSHARED = ("ipc", "uts", "net", "pid", "mnt")  # always new in a sandbox (cgroup only where the system can)
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 PLACEHOLDER = ["sh", "-c", "echo ready; exec sleep infinity"]  # holds the sandbox open for the kernel
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -72,6 +74,8 @@ def serve() -> None:
         if child == 0:
             try:
                 _enter_sandbox(request)
+            except BaseException:
+                traceback.print_exc()  # to the grader's stderr
             finally:
                 os._exit(127)
         replies.write(json.dumps({"pid": child}).encode() + b"\n")
@@ -99,6 +103,11 @@ def _enter_sandbox(request: dict) -> None:
     for procs in request["cgroups"]:
         Path(procs).write_text(str(os.getpid()))
     joined = [(os.open(f"/proc/{request['sandbox_pid']}/ns/{name}", os.O_RDONLY), flag) for name, flag in NAMESPACES]
+    # The very namespaces the grader saw when the sandbox said it was ready (not those of a
+    # process that took the pid since), and not ours: else no kernel.
+    found = {name: os.fstat(fd).st_ino for (name, _), (fd, _) in zip(NAMESPACES, joined, strict=True)}
+    if found != request["namespaces"] or any(found[n] == os.stat(f"/proc/self/ns/{n}").st_ino for n in UNSHARED):
+        os._exit(124)
     for fd, flag in joined:  # the mount namespace last: its root becomes ours
         os.setns(fd, flag)
         os.close(fd)
@@ -107,6 +116,8 @@ def _enter_sandbox(request: dict) -> None:
     if kernel == 0:
         try:
             _run_kernel(request)
+        except BaseException:
+            traceback.print_exc()  # to the grader's stderr, while it is not yet /dev/null
         finally:
             os._exit(126)
     _, status = os.waitpid(kernel, 0)
@@ -255,8 +266,10 @@ class ForkProvisioner(LocalProvisioner):
             if await asyncio.to_thread(placeholder.stdout.readline) != b"ready\n":
                 raise RuntimeError("the kernel's sandbox did not start")
             inner = Path(f"/proc/{placeholder.pid}/task/{placeholder.pid}/children").read_text().split()[0]
+            namespaces = {name: os.stat(f"/proc/{inner}/ns/{name}").st_ino for name, _ in NAMESPACES}
             request = {
-                "folder": str(box.folder), "sandbox_pid": int(inner), "argv": argv, "uid": sandbox.NOBODY,
+                "folder": str(box.folder), "sandbox_pid": int(inner), "namespaces": namespaces,
+                "argv": argv, "uid": sandbox.NOBODY,
                 "cgroups": [str(g / "cgroup.procs") for g in dict.fromkeys(box.cgroups.values())],
                 "max_file": sandbox.MAX_FILE, "nproc": None if "pids" in box.held else sandbox.MAX_PROCS,
             }  # fmt: skip

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import queue
+import select
 import time
 
 import pytest
@@ -174,3 +175,23 @@ def test_the_server_is_started_without_the_graders_environment(monkeypatch):
     assert "not-for-kernels" not in env and "f" * 64 not in env
     server_env = forkserver.ForkServer._process and open(f"/proc/{forkserver.ForkServer._process.pid}/environ").read()
     assert server_env and "not-for-kernels" not in server_env and "f" * 64 not in server_env
+
+
+@pytest.mark.parametrize("expected", ["the host's own", "another process's"])
+def test_the_server_starts_no_kernel_outside_the_sandbox_it_was_shown(tmp_path, expected):
+    """The sandbox is named by a pid: should that pid ever be another process (the placeholder
+    gone, the pid reused), the server's child must not start a kernel in its namespaces."""
+    require_fork()
+    (tmp_path / forkserver.ENV_FILE).write_text("{}")  # a kernel that began would read and remove it
+    host = {name: os.stat(f"/proc/self/ns/{name}").st_ino for name, _ in forkserver.NAMESPACES}
+    namespaces = host if expected == "the host's own" else {name: 1 for name in host}
+    request = {
+        "folder": str(tmp_path), "sandbox_pid": os.getpid(), "namespaces": namespaces, "argv": [],
+        "uid": sandbox.NOBODY, "cgroups": [], "max_file": sandbox.MAX_FILE, "nproc": None,
+    }  # fmt: skip
+    pidfd = forkserver.ForkServer.fork(request)
+    try:
+        assert select.select([pidfd], [], [], 30)[0], "the server's child is still running"
+    finally:
+        os.close(pidfd)
+    assert (tmp_path / forkserver.ENV_FILE).exists(), "a kernel started in namespaces it was not shown"
