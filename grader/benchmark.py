@@ -109,7 +109,7 @@ def breakdown(scratch: Path, repeats: int) -> None:
         sample_classes.write(submitted, f"ref-{assignment}", assignment, answer)
     grade.grade(submitted, out, 1, echo=lambda *a: None)
     header = ("assignment", "floor start", "cells", "stop", "grader start", "cells", "stop", "rest", "total")
-    print("\n" + "  ".join(f"{h:>12}" for h in header))
+    print("\n" + "  ".join(f"{h:>16}" if i == 0 else f"{h:>12}" for i, h in enumerate(header)))
     for assignment in course.ASSIGNMENTS:
         student = f"ref-{assignment}"
         path = course.notebook_path(out / "course" / "autograded" / student, assignment)
@@ -130,7 +130,7 @@ def breakdown(scratch: Path, repeats: int) -> None:
         our_phases = [statistics.median(p[i] for p in ours) for i in range(3)]
         total = statistics.median(totals)
         cells = [assignment, *floor_phases, *our_phases, total - sum(our_phases), total]
-        print("  ".join(f"{c:>12}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
+        print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
 def main() -> None:
