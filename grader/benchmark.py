@@ -16,13 +16,14 @@ the floor, and how the time per notebook changes with N. A benchmark, not a test
 
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
 one process, medians of the repeats): starting the kernel, the cells, stopping it, for the floor
-and for the grader's sandboxed kernels, and the rest of `worker.grade_task` (nbgrader's steps,
-the verdicts, the feedback page).
+and for the grader's sandboxed kernels, and the rest of `worker.grade_task` around its kernel
+(nbgrader's steps, the verdicts, the feedback page).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import tempfile
@@ -100,8 +101,27 @@ def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float]:
     return tuple(b - a for a, b in zip(marks, marks[1:], strict=False))
 
 
+@contextlib.contextmanager
+def _timed(cls, method: str):
+    """Collects the durations of every call of cls.method inside the block."""
+    original, durations = getattr(cls, method), []
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            durations.append(time.perf_counter() - start)
+
+    setattr(cls, method, timed)
+    try:
+        yield durations
+    finally:
+        setattr(cls, method, original)
+
+
 def breakdown(scratch: Path, repeats: int) -> None:
-    from grader import grade, staging, worker
+    from grader import grade, sandbox, staging, worker
 
     submitted, out = scratch / "references", scratch / "references-out"
     for assignment in course.ASSIGNMENTS:
@@ -119,17 +139,18 @@ def breakdown(scratch: Path, repeats: int) -> None:
             student, assignment, notebook, seed, staging.source_digest(assignment), course.CELL_TIMEOUT, 600
         )
         worker.grade_task(task)  # stages the assignment in this process, outside the timing
-        floors, ours, totals = [], [], []
+        floors, ours, rests, totals = [], [], [], []
         for _ in range(repeats):
             floors.append(_phases(path, sandboxed=False))
             ours.append(_phases(path, sandboxed=True))
             start = time.perf_counter()
-            worker.grade_task(task)
+            with _timed(sandbox.SandboxExecute, "preprocess") as executing:
+                worker.grade_task(task)
             totals.append(time.perf_counter() - start)
+            rests.append(totals[-1] - sum(executing))
         floor_phases = [statistics.median(p[i] for p in floors) for i in range(3)]
         our_phases = [statistics.median(p[i] for p in ours) for i in range(3)]
-        total = statistics.median(totals)
-        cells = [assignment, *floor_phases, *our_phases, total - sum(our_phases), total]
+        cells = [assignment, *floor_phases, *our_phases, statistics.median(rests), statistics.median(totals)]
         print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
