@@ -4,16 +4,14 @@ A student's code must not be able to tell them apart (same user, capabilities, l
 network, environment, Python state), and a forked kernel must carry nothing of any other
 kernel: not its seed, not its random state. Both directions run real sandboxed kernels."""
 
-import asyncio
 import hashlib
 import json
 import os
-import queue
 import select
-import time
 
 import pytest
 from ch4protocol import SEED_ENV
+from kernels import kernel_session
 
 from grader import REPO, forkserver, sandbox
 
@@ -72,43 +70,14 @@ def require_fork() -> None:
     assert forkserver.available(), f"as root with the full sandbox the fork server must be used: {sandbox.describe()}"
 
 
-async def _run(code: str) -> tuple[str, sandbox.SandboxKernelManager]:
-    km = sandbox.SandboxKernelManager(kernel_name="python3")
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    printed = []
-    try:
-        await kc.wait_for_ready(timeout=60)
-        msg_id = kc.execute(code)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                msg = await kc.get_iopub_msg(timeout=1)
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
-                printed.append(msg["content"]["text"])
-            if msg["msg_type"] == "error":
-                printed.append("\n".join(msg["content"]["traceback"]))
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                break
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
-    return "".join(printed), km
-
-
 def run(code: str, seed: str, monkeypatch) -> tuple[dict | list, sandbox.SandboxKernelManager]:
     monkeypatch.setenv(SEED_ENV, seed)
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
-    printed, km = asyncio.run(_run(code))
+    session = kernel_session(code)
     try:
-        return json.loads(printed), km
+        return json.loads(session.stdout), session.km
     except json.JSONDecodeError:
-        pytest.fail(f"the kernel printed no result: {printed[-3000:]}")
+        pytest.fail(f"the kernel printed no result: {session.errors[-3000:]}")
 
 
 def test_a_forked_kernel_looks_exactly_like_a_cold_one(monkeypatch):

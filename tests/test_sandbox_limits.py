@@ -2,9 +2,7 @@
 kernel on its own, and nothing is left behind. Every test sets small caps, so none of them can
 exhaust the machine. As root the limits must hold; elsewhere a missing one is skipped, by name."""
 
-import asyncio
 import os
-import queue
 import shutil
 import subprocess
 import sys
@@ -12,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kernels import kernel_session
 
 from grader import sandbox
 
@@ -168,40 +167,11 @@ def test_jax_works_under_the_default_caps(boxes):
     assert done.returncode == 0 and done.stdout.strip() == "2.0", done.stderr[-2000:]
 
 
-async def _kernel_session(code: str) -> tuple[str, sandbox.SandboxKernelManager, bool]:
-    """Start a SandboxKernelManager kernel, run `code`, shut it down: (what it printed, the
-    manager, whether it was still alive once the code finished or died)."""
-    km = sandbox.SandboxKernelManager(kernel_name="python3")
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    printed = []
-    try:
-        await kc.wait_for_ready(timeout=60)
-        msg_id = kc.execute(code)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and await km.is_alive():
-            try:
-                msg = await kc.get_iopub_msg(timeout=0.5)
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "stream":
-                printed.append(msg["content"]["text"])
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                break
-        alive = await km.is_alive()
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
-    return "".join(printed), km, alive
-
-
 def test_a_real_kernel_runs_in_tmp_and_leaves_nothing_behind():
     require("tmpfs", "pids", "memory")
-    printed, km, alive = asyncio.run(_kernel_session("import os; print(os.getcwd())"))
-    assert alive and printed == "/tmp\n", printed
+    session = kernel_session("import os; print(os.getcwd())")
+    printed, km = session.stdout, session.km
+    assert session.alive and printed == "/tmp\n", (printed, session.errors)
     assert km.sandbox_folder.name.startswith("ch4-")
     assert not mounted(km.sandbox_folder) and not km.sandbox_folder.exists()
     assert not [g for g in km.box.cgroups.values() if g.exists()], km.box.cgroups
@@ -212,8 +182,9 @@ def test_a_real_kernel_out_of_memory_dies(monkeypatch):
     monkeypatch.setattr(sandbox, "MAX_MEMORY", 256 * MiB)
     started = time.monotonic()
     code = "import numpy as np\nhog = [np.ones(64 * 2**20 // 8) for _ in range(16)]\nprint('survived')"
-    printed, km, alive = asyncio.run(_kernel_session(code))
-    assert not alive and "survived" not in printed, printed
+    session = kernel_session(code)
+    printed, km = session.stdout, session.km
+    assert not session.alive and "survived" not in printed, printed
     assert time.monotonic() - started < 90
     assert not [g for g in km.box.cgroups.values() if g.exists()], km.box.cgroups
 
