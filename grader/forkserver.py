@@ -246,6 +246,7 @@ class ForkedKernel:
     def close(self) -> None:
         self.placeholder.kill()
         self.placeholder.wait()
+        self.placeholder.stdout.close()
         os.close(self.pidfd)
 
 
@@ -277,13 +278,14 @@ class ForkProvisioner(LocalProvisioner):
         except BaseException:
             placeholder.kill()
             placeholder.wait()
+            placeholder.stdout.close()
             raise
         self.process = ForkedKernel(pidfd, placeholder)
         self.pid, self.pgid = self.process.pid, None
-        await self._sockets_bound(box.folder)
+        await self._sockets_bound()
         return self.connection_info
 
-    async def _sockets_bound(self, folder: Path) -> None:
+    async def _sockets_bound(self) -> None:
         """Return once the kernel listens: a client that connects earlier waits ZeroMQ's reconnect
         interval, and a forked kernel is ready sooner than that."""
         info = self.connection_info

@@ -82,7 +82,7 @@ def kernel_env(env: dict[str, str]) -> dict[str, str]:
         "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin",
         "HOME": "/tmp", "TMPDIR": "/tmp", "MPLCONFIGDIR": "/tmp",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(KIT),  # the kit bound below, whichever checkout the grader runs from
+        "PYTHONPATH": str(KIT),  # the kit, bound read-only in the sandbox, from whichever checkout grades
         "JPY_PARENT_PID": "1",  # our parent is the namespace init: no poller, no banner
     }  # fmt: skip
     return fixed | {key: env[key] for key in PASSED_ENV if key in env}
