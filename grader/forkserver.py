@@ -18,13 +18,15 @@ What a kernel inherits from the server is the memory of a process that imported 
 was told only paths and process ids: seeds never pass through it. The server is started with a
 clean environment, so the grader's own variables are not in it either. It is used as root with
 the full sandbox; anywhere else kernels start cold (`available()`).
+
+`PromptClient`, the client of every sandboxed kernel (forked or cold), stops waiting for a new
+kernel as soon as it has answered.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
-import importlib
 import importlib.util
 import json
 import os
