@@ -43,6 +43,10 @@ def connect(scheduler: str | None, jobs: int):
             silence_logs=logging.CRITICAL,  # a task's failure is reported once, by us
         )
         return Client(cluster)
+    # What goes wrong comes back as each submission's one-line reason; Dask's own log lines (a
+    # lost scheduler's failed reconnection, with a traceback) would only repeat it
+    for handler in logging.getLogger("distributed").handlers:
+        handler.setLevel(logging.CRITICAL)
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as err:
@@ -67,6 +71,7 @@ def close(client) -> None:
 def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker.Graded], None]) -> dict:
     """Grade every task; returns {key: reason} for those the infrastructure left ungraded."""
     from distributed import KilledWorker, as_completed
+    from distributed.client import FutureCancelledError
 
     futures = {client.submit(worker.grade_task, task, pure=False): task for task in tasks}
     ungraded = {}
@@ -76,11 +81,22 @@ def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker
             graded = future.result()
         except KilledWorker:
             graded = worker.Graded(worker.Result(False, [messages.WORKER_DIED]))
+        except FutureCancelledError as err:
+            lost = err.reason == "scheduler-connection-lost"
+            ungraded[task.key] = (
+                "the connection to the Dask scheduler was lost" if lost else f"cancelled ({err.reason})"
+            )
+            continue
         except Exception as err:  # noqa: BLE001 - not this submission's fault: leave it for a re-run
-            ungraded[task.key] = f"{type(err).__name__}: {err}"
+            ungraded[task.key] = _one_line(err)
             continue
         on_done(task, graded)
     return ungraded
+
+
+def _one_line(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
 
 
 @contextlib.contextmanager

@@ -4,10 +4,12 @@ Real components, started here and stopped afterwards: Debian's PostgreSQL in a t
 a Dask scheduler, and two worker processes started with the course's own `python -m grader
 worker`. The class (every assignment's reference and first wrong answer, and an unreadable
 file) is graded once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL)
-with the same grading secret, while one worker is killed in the middle of a submission.
+with the same grading secret, while one worker is killed in the middle of a submission. A third
+run loses its scheduler once its first submission is stored, and is finished by a re-run.
 """
 
 import csv
+import re
 import shutil
 import subprocess
 import sys
@@ -95,6 +97,7 @@ def runs(tmp_path_factory):
         killer.join()
         again = finish(grade_cli(submitted, cluster_out, "--scheduler", address, "--db", url))
         yield {
+            "submitted": submitted,
             "local": local,
             "cluster": cluster_out,
             "url": url,
@@ -138,6 +141,61 @@ def test_the_gradebook_url_is_kept_for_formgrader_and_private(runs):
     record = runs["cluster"] / "course" / course.DB_URL_FILE
     assert record.read_text() == runs["url"]
     assert record.stat().st_mode & 0o077 == 0
+
+
+def scheduler_process(address: str) -> psutil.Process:
+    port = address.rsplit(":", 1)[1]
+    for process in psutil.process_iter(["cmdline"]):
+        command = process.info["cmdline"] or []
+        if "distributed.cli.dask_scheduler" in command and port in command:
+            return process
+    raise AssertionError(f"no scheduler process listens on {address}")
+
+
+def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs, tmp_path):
+    """The scheduler dies after the first submission is stored: the command ends with a one-line
+    error and keeps what was stored; a re-run on a new cluster grades only the rest, and the
+    class ends with the single-machine grades."""
+    out = tmp_path / "out"
+    (out / "course").mkdir(parents=True)
+    shutil.copy(runs["local"] / "course" / "grading-secret", out / "course" / "grading-secret")
+    log = tmp_path / "first-run.log"
+    for logs in ("logs-1", "logs-2"):
+        (tmp_path / logs).mkdir()
+    with dask_cluster(tmp_path / "logs-1") as (address, _), open(log, "w") as sink:
+        command = [sys.executable, "-m", "grader", "grade", str(runs["submitted"]), "--out", str(out)]
+        first = subprocess.Popen(
+            command + ["--scheduler", address], cwd=REPO, stdout=sink, stderr=subprocess.PIPE, text=True
+        )
+        first_stored = re.compile(r"\[ *1/\d+\] ")
+        deadline = time.monotonic() + 600
+        while not first_stored.search(log.read_text()) and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert first_stored.search(log.read_text()) and first.poll() is None, log.read_text()[-3000:]
+        scheduler_process(address).kill()
+        try:
+            _, stderr = first.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            first.kill()
+            raise AssertionError("grader grade still runs 5 minutes after its scheduler was lost") from None
+    stdout = log.read_text()
+    assert first.returncode == 1, stdout[-2000:] + stderr[-2000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "were not graded" in lines[0] and "run the same command again" in lines[0], stderr
+    sent = int(re.search(r"(\d+) to autograde", stdout).group(1))
+    stored = len(re.findall(r"^ +\[ *\d+/\d+\] ", stdout, re.MULTILINE))
+    left = stdout.count("  not graded ")
+    assert stdout.count(": the connection to the Dask scheduler was lost\n") == left, stdout
+    assert stored >= 1 and left >= 1 and stored + left == sent, stdout
+    assert len(read_csv(out)) == stored + 1  # and the unreadable file's row, which no worker sees
+    _, counts = gradebook_rows(course.sqlite_url(out / "course"))
+    assert len(counts) == stored and set(counts.values()) == {1}, counts
+
+    with dask_cluster(tmp_path / "logs-2") as (address, _):
+        again = finish(grade_cli(runs["submitted"], out, "--scheduler", address))
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert f", {left} to autograde" in again.stdout, again.stdout[-2000:]
+    assert read_csv(out) == read_csv(runs["local"])
 
 
 @pytest.mark.parametrize(
