@@ -25,9 +25,9 @@ from grader import REPO, answers, course, sample_classes
 pytestmark = pytest.mark.xdist_group("scale_out")  # one worker owns the servers and the runs
 
 
-def grade_cli(submitted, out, *extra, timeout=900):
+def grade_cli(submitted, out, *extra, stdout=subprocess.PIPE):
     command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2", *extra]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=subprocess.PIPE, text=True)
 
 
 def finish(process, timeout=900):
@@ -163,10 +163,7 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs
     for logs in ("logs-1", "logs-2"):
         (tmp_path / logs).mkdir()
     with dask_cluster(tmp_path / "logs-1") as (address, _), open(log, "w") as sink:
-        command = [sys.executable, "-m", "grader", "grade", str(runs["submitted"]), "--out", str(out)]
-        first = subprocess.Popen(
-            command + ["--scheduler", address], cwd=REPO, stdout=sink, stderr=subprocess.PIPE, text=True
-        )
+        first = grade_cli(runs["submitted"], out, "--scheduler", address, stdout=sink)
         first_stored = re.compile(r"\[ *1/\d+\] ")
         deadline = time.monotonic() + 600
         while not first_stored.search(log.read_text()) and first.poll() is None and time.monotonic() < deadline:
