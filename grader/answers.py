@@ -129,14 +129,15 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     from ch4protocol import SEED_ENV
     from nbclient import NotebookClient
 
-    from grader import nbtools, verdict
+    from grader import intake, nbtools, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
-    problems = ch4rules.problems(answer) if answer is not None else []
+    problems = ch4rules.problems(answer, preamble=intake.setup_source(source)) if answer is not None else []
     if problems:
         return QuickScore(0.0, total, [], ["rules"], problems)
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
+    intake.confine_student_cells(nb, source)
     secret = secret or secrets.token_hex(16)
     os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
     try:

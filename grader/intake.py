@@ -4,7 +4,8 @@
 invalid JSON, a symbolic link) gets a reason and a 0; a notebook gets its metadata checked,
 copies of course cells dropped, deleted locked cells put back as released, and what the student
 changed noted (never held against them). An answer that breaks an answering rule
-(kit/ch4rules.py) is not run at all: flag `rules`, one note per problem.
+(kit/ch4rules.py) is not run at all: flag `rules`, one note per problem. Every other cell the
+student wrote is marked `%%ch4answer`, so that it runs confined (kit/ch4guard.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import ch4rules
 import nbformat
-from ch4protocol import TEST_MAGIC
+from ch4protocol import ANSWER_MAGIC, TEST_MAGIC
 from nbformat.corpus.words import generate_corpus_id
 
 from grader import messages
@@ -33,6 +34,8 @@ def receive(folder: Path, assignment: str, release, scan_code: bool) -> tuple[ob
         return None, [messages.grader_failed("读取", err)], []
     if found:  # not run: nothing of it reaches a kernel
         return None, notes + [messages.RULES_BROKEN, *found], ["rules"]  # one feedback line per problem
+    if nb is not None:
+        confine_student_cells(nb, release)
     return nb, notes, []
 
 
@@ -195,16 +198,36 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     return nb, notes
 
 
-def student_code_problems(nb, release) -> list[str]:
-    """The answering rules broken in the code cells the student wrote: every code cell except
-    the locked ones, which nbgrader puts back as released before anything runs."""
+def _student_code_cells(nb, release) -> list:
+    """The code cells the student wrote: every code cell except the locked ones, which nbgrader
+    puts back as released before anything runs."""
     restored = {gid for gid, cell in _grade_ids(release).items() if cell["meta"].get("locked")}
+    return [
+        cell
+        for cell in nb.cells
+        if cell.get("cell_type") == "code" and (_nbgrader_meta(cell) or {}).get("grade_id") not in restored
+    ]
+
+
+def setup_source(release) -> str:
+    """The locked setup cell: its imports are the names an answer starts with (np, jnp, ...)."""
+    return _grade_ids(release).get("setup", {}).get("source", "")
+
+
+def student_code_problems(nb, release) -> list[str]:
+    """The answering rules broken in the code cells the student wrote."""
     found = []
-    for cell in nb.cells:
-        meta = _nbgrader_meta(cell) or {}
-        if cell.get("cell_type") == "code" and meta.get("grade_id") not in restored:
-            found += ch4rules.problems(cell.source)
+    for cell in _student_code_cells(nb, release):
+        found += ch4rules.problems(cell.source, preamble=setup_source(release))
     return found
+
+
+def confine_student_cells(nb, release) -> None:
+    """Mark every cell the student wrote `%%ch4answer`: the kit runs it confined by the guard
+    (kit/ch4guard.py), whatever it holds. A cell placed before the setup cell finds no such
+    magic and runs nothing."""
+    for cell in _student_code_cells(nb, release):
+        cell.source = f"{ANSWER_MAGIC}\n{cell.source}"
 
 
 def folder_digest(folder: Path) -> str:

@@ -35,7 +35,16 @@ import types
 import numpy as np
 
 # Shared with the grader, which imports them without JAX; re-exported here for the kit's users.
-from ch4protocol import MIME, SEED_ENV, TEST_MAGIC, VERDICT_MARKER, derive_seed, free_names, split_test_cell  # noqa: F401
+from ch4protocol import (  # noqa: F401
+    ANSWER_MAGIC,
+    MIME,
+    SEED_ENV,
+    TEST_MAGIC,
+    VERDICT_MARKER,
+    derive_seed,
+    free_names,
+    split_test_cell,
+)
 
 # What a test body may name besides the interface: local name -> "module" or "module:attribute".
 # The kit imports these itself; the student's namespace is never consulted for them.
@@ -192,7 +201,14 @@ def collect(test_id: str, compute) -> dict:
         from IPython.display import display
 
         message = f"🔒 测试 {test_id}：证据已交给评分程序，判定在评分程序里进行。"
-        payload = {"test": test_id, "evidence": evidence, "changed": changed_since_setup()}
+        import ch4guard
+
+        payload = {
+            "test": test_id,
+            "evidence": evidence,
+            "changed": changed_since_setup(),
+            "refused": ch4guard.refusals(),  # what the answer tried and the guard refused
+        }
         display({MIME: payload, "text/plain": message}, raw=True)
     return decode(evidence)
 
@@ -338,54 +354,83 @@ class _Tests:
     """The state ``start_tests`` sets up in a student's kernel."""
 
     interface: tuple[str, ...] = ()
+    setup_source = ""
     rule_problems: dict[str, list[str]] = {}  # cell -> the rules it breaks, while a student works
-    setup_count = -1
+    cell_id: str | None = None  # the cell running now, while a student works
 
 
 def start_tests(interface) -> None:
-    """Called by the locked setup cell: register ``%%ch4test`` and, while a student works, check
-    each cell they run against the answering rules (the grader checks the same before grading)."""
+    """Called by the locked setup cell: register ``%%ch4test`` (test cells) and ``%%ch4answer``
+    (every cell the student writes runs confined by kit/ch4guard.py), and start the answer
+    namespace with what the setup cell imported, as far as an answer may have it.
+
+    While grading, the grader marks the student's cells with ``%%ch4answer`` itself. While a
+    student works, an input transformer marks every cell run after this one (the same way), and
+    each such cell is first checked against the answering rules, so the student sees a refusal
+    before handing in."""
+    import ch4guard
     from IPython import get_ipython
 
     shell = get_ipython()
     _Tests.interface = tuple(interface)
     if shell is None:
         return
+    history = shell.user_ns.get("In") or [""]
+    _Tests.setup_source = history[-1] if isinstance(history[-1], str) else ""
+    ch4guard.start(_Tests.setup_source)
     shell.register_magic_function(_ch4test, magic_kind="cell", magic_name=TEST_MAGIC.lstrip("%"))
+    shell.register_magic_function(_ch4answer, magic_kind="cell", magic_name=ANSWER_MAGIC.lstrip("%"))
     if not grading():
-        _Tests.setup_count = shell.execution_count
-        if _check_rules not in shell.events.callbacks["post_run_cell"]:  # the setup cell may run twice
-            shell.events.register("post_run_cell", _check_rules)
+        if _confine not in shell.input_transformers_cleanup:  # the setup cell may run twice
+            shell.input_transformers_cleanup.append(_confine)
+            shell.events.register("pre_run_cell", _note_cell)
 
 
-def _check_rules(result) -> None:
-    from IPython import get_ipython
+def _confine(lines: list[str]) -> list[str]:
+    """Every cell but the setup cell and the test cells runs as an answer cell."""
+    text = "".join(lines)
+    first = text.lstrip().split("\n", 1)[0]
+    if not text.strip() or first.startswith((TEST_MAGIC, ANSWER_MAGIC)) or text.strip() == _Tests.setup_source.strip():
+        return lines
+    return [ANSWER_MAGIC + "\n", *lines]
 
-    info = result.info
-    source = info.raw_cell or ""
-    if get_ipython().execution_count == _Tests.setup_count or source.lstrip().startswith(TEST_MAGIC):
-        return
-    import ch4rules
 
-    key = getattr(info, "cell_id", None) or source
-    found = ch4rules.problems(source)
-    if found:
-        _Tests.rule_problems[key] = found
-        print("⚠️ 这个单元格没有遵守作答规则，评分时本题会记 0 分（不会运行）：\n  " + "\n  ".join(found))
-        print("作答规则：" + ch4rules.RULES_SUMMARY)
-    else:
+def _note_cell(info) -> None:
+    _Tests.cell_id = getattr(info, "cell_id", None)
+
+
+def _ch4answer(line: str, cell: str):
+    """Run a cell the student wrote, confined (kit/ch4guard.py). While a student works, a cell
+    that breaks an answering rule is not run, as in grading, and the lines are shown."""
+    __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of tracebacks
+    import ch4guard
+
+    if not grading():
+        import ch4rules
+
+        key = _Tests.cell_id or cell
+        found = ch4rules.problems(cell, preamble=_Tests.setup_source)
+        if found:
+            _Tests.rule_problems[key] = found
+            raise ch4guard.UseRefused(
+                "这个单元格没有遵守作答规则，评分时本题会记 0 分（不会运行）：\n  "
+                + "\n  ".join(found)
+                + "\n作答规则："
+                + ch4rules.RULES_SUMMARY
+            )
         _Tests.rule_problems.pop(key, None)
+    return ch4guard.run_cell(cell)
 
 
 def _ch4test(line: str, cell: str) -> None:
     """Run one test cell's body in a fresh namespace (see the module docstring)."""
-    from IPython import get_ipython
+    import ch4guard
 
     problems = [p for found in _Tests.rule_problems.values() for p in found]
     if problems and not grading():
         raise AssertionError("作答区没有遵守作答规则，评分时本题记 0 分：" + "；".join(problems[:5]))
-    user = get_ipython().user_ns
-    interface = {name: user[name] for name in _Tests.interface if name in user}
+    answers = ch4guard.namespace()
+    interface = {name: answers[name] for name in _Tests.interface if name in answers}
     ids: list[str] = []
 
     def collecting(test_id, compute):

@@ -13,6 +13,7 @@ SEED_ENV = "CH4_GRADING_SEED"  # set by the grader for each (student, assignment
 MIME = "application/vnd.ch4.evidence+json"
 VERDICT_MARKER = "# —— 判定 ——"
 TEST_MAGIC = "%%ch4test"  # the first line of every test cell
+ANSWER_MAGIC = "%%ch4answer"  # the first line of every cell a student writes, when it runs confined
 
 
 def derive_seed(secret: str, test_id: str) -> int:
