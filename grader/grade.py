@@ -94,13 +94,18 @@ def make_grading_secret(root: Path) -> None:
         key.chmod(0o600)
 
 
-def discover(submitted: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(known, unknown) (student, assignment) pairs in nbgrader's submitted layout."""
-    known, unknown = [], []
+def discover(submitted: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """(known, unknown) (student, assignment) pairs in nbgrader's submitted layout, and the
+    student folders refused for their names: a control or bidirectional character would show
+    the id as something else in a terminal or a spreadsheet (`report.is_safe`)."""
+    known, unknown, refused = [], [], []
     for student in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.is_symlink() and p.name[0] != "."):
+        if not report.is_safe(student.name):
+            refused.append(student.name)
+            continue
         for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
             (known if folder.name in course.ASSIGNMENTS else unknown).append((student.name, folder.name))
-    return known, unknown
+    return known, unknown, refused
 
 
 def _overlaps(a: Path, b: Path) -> bool:
@@ -128,11 +133,13 @@ def grade(
     for protected in (submitted, course.SOLUTIONS, course.EXERCISES, REPO / "grader"):
         if _overlaps(out, protected.resolve()):
             raise UsageError(f"--out {out} overlaps {protected}; choose a separate output folder")
-    known, unknown = discover(submitted)
+    known, unknown, refused = discover(submitted)
     for link in sorted(p.name for p in submitted.iterdir() if p.is_symlink()):
-        echo(f"  skip  {link}: a symbolic link, not followed (hand in the folder itself)")
+        echo(f"  skip  {report.escaped(link)}: a symbolic link, not followed (hand in the folder itself)")
+    for student in refused:
+        echo(f"  skip  {report.escaped(student)}: control or bidirectional characters in the student id, not graded")
     for student, name in unknown:
-        echo(f"  skip  {student}/{name}: unknown assignment (known: {', '.join(course.ASSIGNMENTS)})")
+        echo(f"  skip  {student}/{report.escaped(name)}: unknown assignment (known: {', '.join(course.ASSIGNMENTS)})")
     if not known:
         hint = " (only unknown assignments)" if unknown else ""
         raise UsageError(f"nothing to grade in {submitted}: expected <student>/<assignment>/<notebook>.ipynb{hint}")
@@ -159,7 +166,7 @@ def grade(
             _store(root, graded, outcome)
             _journal(root, outcome)
             count[0] += 1
-            status = "ok" if not outcome.notes else outcome.notes[0][:70]
+            status = "ok" if not outcome.notes else report.escaped(outcome.notes[0][:70])
             echo(f"  [{count[0]:>{len(str(len(tasks)))}}/{len(tasks)}] {task.student}/{task.assignment}: {status}")
 
         ungraded = {}

@@ -1,14 +1,39 @@
 """What an instructor reads after grading: grades.csv, the feedback pages (nbgrader's, with
-the grader's notes on top, or a page of their own when nothing was graded), the score table."""
+the grader's notes on top, or a page of their own when nothing was graded), the score table.
+
+Student ids and notes come from students: in grades.csv a cell a spreadsheet would read as a
+formula is neutralised, and the terminal never gets a control or bidirectional character raw."""
 
 from __future__ import annotations
 
 import csv
 import html
 import shutil
+import unicodedata
 from pathlib import Path
 
 from grader import feedback, messages
+
+# Control, format (bidirectional overrides such as U+202E, zero-width characters), surrogate
+# (undecodable bytes in a file name) and line-breaking characters: text holding one shows as
+# something else than it is.
+UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV injection")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def is_safe(text: str) -> bool:
+    return not any(unicodedata.category(c) in UNSAFE_CATEGORIES for c in text)
+
+
+def escaped(text: str) -> str:
+    """`text` for a terminal: each unsafe character as its escape (\\u202e, \\t)."""
+    return "".join(c if is_safe(c) else c.encode("unicode_escape", "backslashreplace").decode() for c in text)
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A leading ' makes a spreadsheet show the cell as text instead of running it."""
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def _notes_html(outcome) -> str:
@@ -50,13 +75,14 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
         writer.writerow(["student_id", "assignment", "score", "max_score", "flags"])
         for key in sorted(outcomes):
             o = outcomes[key]
-            writer.writerow([o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)])
+            row = [o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)]
+            writer.writerow([spreadsheet_cell(cell) for cell in row])
 
 
 def print_table(outcomes: list, echo=print) -> None:
     width = max([len(o.student) for o in outcomes] + [7])
     echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  {'flags':<11} notes")
     for o in outcomes:
-        note = "; ".join(o.notes) if o.notes else ""
+        note = escaped("; ".join(o.notes)) if o.notes else ""  # student text (an exception message)
         flags = " ".join(o.flags)
         echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {flags:<11} {note}")
