@@ -1,7 +1,8 @@
 """Every chapter and appendix notebook states its study time, and that time is honest and short.
 
 The measure is `nbtools.study_minutes` (CONTRIBUTING.md explains it): prose characters, code
-cells and their length, collapsed evidence cells at a quarter of a minute.
+lines and cells, collapsed evidence cells at a quarter of the cost, ✍️ tasks and 🤔 prompts. It is
+computed from the text, so the test gives the same answer on every machine.
 """
 
 import math
@@ -27,15 +28,28 @@ def test_stated_time_is_measured_and_one_sitting(path):
     assert measured <= stated <= measured + 10, f"{path.name}: states {stated} minutes, measured {measured}"
 
 
-def test_measure_counts_prose_code_and_collapsed_cells():
+def test_measure_counts_prose_code_collapsed_cells_tasks_and_prompts():
     nb = nbformat.v4.new_notebook()
+    code = "\n".join(["y = 2", "", "z = 3"] * 12)  # 24 lines a learner reads, 12 blank ones they do not
     nb.cells = [
         nbformat.v4.new_markdown_cell("字" * 400 + "\n\n  "),  # 2 minutes: whitespace is not prose
-        nbformat.v4.new_code_cell("x = 1"),  # 1 minute
-        nbformat.v4.new_code_cell("\n".join(["y = 2"] * 36)),  # 3 minutes: 12 lines a minute
-        nbformat.v4.new_code_cell("\n".join(["z = 3"] * 36), metadata={"jupyter": {"source_hidden": True}}),
+        nbformat.v4.new_markdown_cell("🤔" + "字" * 199),  # 1 minute of prose and half a minute to predict
+        nbformat.v4.new_code_cell("x = 1"),  # half a minute to run, 1/6 to read
+        nbformat.v4.new_code_cell(code),  # 0.5 + 24/6
+        nbformat.v4.new_code_cell(code, metadata={"jupyter": {"source_hidden": True}}),  # 0.25 + 24/24
+        nbformat.v4.new_code_cell("# ✍️ 练习\nanswer = None"),  # 0.5 + 2/6, and 5 minutes to solve it
     ]
-    assert nbtools.study_minutes(nb) == pytest.approx(2 + 1 + 3 + 0.25)
+    expected = 2 + (1 + 0.5) + (0.5 + 1 / 6) + (0.5 + 4) + (0.25 + 1) + (0.5 + 2 / 6 + 5)
+    assert nbtools.study_minutes(nb) == pytest.approx(expected)
+
+
+def test_the_measure_finds_the_long_notebooks_a_reader_found_long():
+    """Calibration: a reviewer needed 75-100 minutes for a notebook of 4 500 prose characters and
+    about 330 visible code lines in 25 cells; the measure must not call that one sitting."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("字" * 4500)]
+    nb.cells += [nbformat.v4.new_code_cell("\n".join(["x = 1"] * 13)) for _ in range(25)]
+    assert 75 <= nbtools.study_minutes(nb) <= 100
 
 
 def test_tidy_keeps_a_collapsed_cell_collapsed(tmp_path):
