@@ -112,6 +112,15 @@ def tampering(anomalies: list[str]) -> str:
     return "检测到篡改评分的迹象（伪造或被改动的评分证据），本作业记 0 分：" + "；".join(anomalies)
 
 
+def refused_while_running(refused: list[str]) -> str:
+    """What the guard refused while the answer ran (it had no effect; the score is as earned)."""
+    shown = "；".join(refused[:5]) + ("；……" if len(refused) > 5 else "")
+    return f"作答代码运行时有 {len(refused)} 处访问被拒绝，没有生效（分数按测试结果计算）：{shown}"
+
+
+HIDDEN_OUTPUT_DROPPED = "（隐藏测试运行期间作答代码的输出不在反馈中显示：它可能带有隐藏测试的输入。）"
+
+
 def verdict_line(passed: bool, points: float, max_points: float, message: str) -> str:
     if passed:
         return f"评分程序判定：✅ 通过（{points:g} / {max_points:g} 分）\n"
@@ -157,3 +166,8 @@ def notes_title(student: str, assignment: str) -> str:
 
 
 RESUBMIT = "请按说明修正后重新提交。"
+
+
+# —— the coordinator: what came back from the cluster ——
+def result_refused() -> str:
+    return f"评分集群返回的结果格式不对，已拒收（result refused），本作业记 0 分；{CONTACT}"

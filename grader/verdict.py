@@ -9,16 +9,26 @@ its kernel, a test passes only if the numbers it produced pass an assert that ra
 
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 from dataclasses import dataclass
 
 import nbformat
-from ch4check import MIME, VERDICT_MARKER, decode, derive_seed, run_test_body, split_test_cell, test_namespace
+from ch4check import (
+    MIME,
+    VERDICT_MARKER,
+    check_close,
+    decode,
+    derive_seed,
+    run_test_body,
+    split_test_cell,
+    test_namespace,
+)
 
 from grader import course, messages
 
-HIDDEN_END = "### END HIDDEN TESTS"
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 
 def _meta(cell) -> dict:
@@ -28,6 +38,11 @@ def _meta(cell) -> dict:
 
 def is_test(cell) -> bool:
     return cell.cell_type == "code" and bool(_meta(cell).get("grade"))
+
+
+def hidden_tests(assignment: str) -> set[str]:
+    """The grade ids of the tests a student never sees (a hidden block in the source)."""
+    return {_meta(c)["grade_id"] for c in _source(assignment).cells if is_test(c) and HIDDEN_BEGIN in c.source}
 
 
 def kernel_source(source: str) -> str:
@@ -47,6 +62,22 @@ def kernel_notebook(nb):
         if is_test(cell):
             cell.source = kernel_source(cell.source)
     return nb
+
+
+def refused_accesses(nb) -> list[str]:
+    """What the guard refused while the answer ran, as the last evidence output reports it
+    (the kit keeps the list; an answer cannot reach it). Only well-formed lists of short texts."""
+    reports = [
+        out["data"][MIME].get("refused")
+        for cell in nb.cells
+        if is_test(cell)
+        for out in cell.get("outputs", [])
+        if MIME in out.get("data", {}) and isinstance(out["data"][MIME], dict)
+    ]
+    for report in reversed(reports):
+        if isinstance(report, list) and all(isinstance(r, str) for r in report):
+            return [r[:300] for r in report[:50]]
+    return []
 
 
 def read_evidence(nb) -> tuple[dict[str, dict], list[str]]:
@@ -122,12 +153,39 @@ def _source(assignment: str):
     return nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
 
 
+def _error_kind(text):
+    """An error of the answer's, reduced to its exception class when that class is Python's or
+    JAX's own: what the answer raised may carry a hidden test's inputs."""
+    if not isinstance(text, str):
+        return text
+    name = text.split(":", 1)[0].strip()
+    known = isinstance(getattr(builtins, name, None), type) or name in _JAX_ERRORS
+    return name if known else "Exception"
+
+
+_JAX_ERRORS = {
+    "TracerBoolConversionError", "ConcretizationTypeError", "TracerArrayConversionError",
+    "TracerIntegerConversionError", "UnexpectedTracerError", "KeyReuseError", "JaxRuntimeError",
+}  # fmt: skip
+
+
+def _without_answer_text(evidence: dict) -> dict:
+    """A hidden test's evidence with the answer's error messages cut to their class."""
+    return {
+        key: _error_kind(value) if key == "error" or key.endswith("_error") else value
+        for key, value in evidence.items()
+    }
+
+
 def judge(assignment: str, evidence: dict[str, dict], secret: str) -> list[TestResult]:
     """Run every test cell of the source notebook here, on `evidence`, with the student's seed.
 
     Each body gets the namespace a test cell gets in the kernel, built by the kit, with no
-    interface objects: `collect` returns the kernel's evidence instead of calling anything."""
+    interface objects: `collect` returns the kernel's evidence instead of calling anything.
+    A hidden test's messages never repeat what the answer produced (its error texts, its
+    numbers): an answer could write the hidden inputs into them."""
     seed = functools.partial(derive_seed, secret)
+    hidden = hidden_tests(assignment)
     results = []
     for cell in _source(assignment).cells:
         if not is_test(cell):
@@ -135,7 +193,12 @@ def judge(assignment: str, evidence: dict[str, dict], secret: str) -> list[TestR
         meta = _meta(cell)
         test, points = meta["grade_id"], float(meta.get("points", 0))
         body = split_test_cell(cell.source)
-        namespace = test_namespace(body, {}, collect=functools.partial(_given, evidence, test), seed_for=seed)
+        given = dict(evidence)
+        extra = {}
+        if test in hidden:
+            given = {k: _without_answer_text(v) if k == test and isinstance(v, dict) else v for k, v in given.items()}
+            extra["check_close"] = functools.partial(check_close, reveal=False)
+        namespace = test_namespace(body, {}, collect=functools.partial(_given, given, test), seed_for=seed, **extra)
         try:
             run_test_body(body, namespace, f"<{assignment}:{test}>")
             results.append(TestResult(test, points, points, None))

@@ -134,20 +134,29 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
     """Run the verdicts here on the kernel's evidence; their points replace nbgrader's.
 
     Each test cell's feedback gets the verdict as an output; evidence payloads are reduced to
-    their one-line text. Returns (notes, flags)."""
+    their one-line text. What the answer printed while a hidden test ran, or in a cell of its own
+    after one, is left out: it could carry the hidden inputs. Returns (notes, flags)."""
     path = course.notebook_path(root / "autograded" / student, assignment)
     nb = nbformat.read(path, as_version=4)
     evidence, anomalies = verdict.read_evidence(nb)
+    refused = verdict.refused_accesses(nb)
     results = {r.test: r for r in verdict.judge(assignment, evidence, seed)}
     notes, flags = [], []
     if anomalies:
         flags.append("tampering")
         notes.append(messages.tampering(anomalies))
+    if refused:
+        notes.append(messages.refused_while_running(refused))
+    hidden, after_hidden = verdict.hidden_tests(assignment), False
     for cell in nb.cells:
+        test = cell.metadata.get("nbgrader", {}).get("grade_id") if verdict.is_test(cell) else None
+        after_hidden = after_hidden or test in hidden
+        if cell.cell_type == "code" and after_hidden and (test in hidden or _written_by_student(cell)):
+            _drop_answer_output(cell)
         for out in cell.get("outputs", []):
             if verdict.MIME in out.get("data", {}):
                 out["data"] = {"text/plain": out["data"].get("text/plain", "")}
-        result = results.get(cell.metadata.get("nbgrader", {}).get("grade_id")) if verdict.is_test(cell) else None
+        result = results.get(test)
         if result is not None:
             passed = result.passed and not anomalies
             text = messages.verdict_line(passed, result.points, result.max_points, result.message)
@@ -163,6 +172,18 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
             grade.needs_manual_grade = False
         gb.db.commit()
     return notes, flags
+
+
+def _written_by_student(cell) -> bool:
+    return not cell.metadata.get("nbgrader", {}).get("locked")
+
+
+def _drop_answer_output(cell) -> None:
+    """Keep a cell's evidence output (the grader's own line) and nothing the answer printed."""
+    kept = [out for out in cell.get("outputs", []) if verdict.MIME in out.get("data", {})]
+    if len(kept) < len(cell.get("outputs", [])):
+        kept.append(nbformat.v4.new_output("stream", name="stdout", text=messages.HIDDEN_OUTPUT_DROPPED + "\n"))
+    cell.outputs = kept
 
 
 _courses: dict[int, tuple[Path, object, set]] = {}  # per process and cell timeout: (root, api, staged)

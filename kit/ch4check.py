@@ -296,14 +296,17 @@ def check_no_error(error, doing: str, hint: str = "") -> None:
         raise AssertionError(_join(doing, f"出错（{error}）") + _ending(hint))
 
 
-def check_close(got, want, what: str, *, rtol=1e-05, atol=1e-08, hint: str = "", finite: bool | str = False) -> None:
+def check_close(
+    got, want, what: str, *, rtol=1e-05, atol=1e-08, hint: str = "", finite: bool | str = False, reveal: bool = True
+) -> None:
     """Fail unless ``got`` has the shape of ``want`` and ``np.allclose(got, want, rtol, atol)``
     (NumPy's default tolerances). With ``finite`` (True or a hint), a nan/inf fails first with its
-    own message. Every message starts with ``what`` (the case) and shows ``got`` when it is short."""
+    own message. Every message starts with ``what`` (the case) and shows ``got`` when it is short
+    and ``reveal`` (hidden tests do not show it: the answer chose those numbers)."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     if got.shape != want.shape:
         raise AssertionError(_join(what, f"的形状是 {got.shape}，应为 {want.shape}。"))
-    shown = f"（得到 {got}）" if got.size <= 20 else ""
+    shown = f"（得到 {got}）" if got.size <= 20 and reveal else ""
     if finite and not np.all(np.isfinite(got)):
         raise AssertionError(_join(what, f"出现了 nan/inf{shown}") + _ending(finite if isinstance(finite, str) else ""))
     if not np.allclose(got, want, rtol=rtol, atol=atol):

@@ -62,7 +62,8 @@ ALLOWED_MODULES = frozenset(
     jax jax.numpy jax.lax jax.random jax.tree_util jax.tree jax.typing jax.dtypes jax.errors
     jax.ad_checkpoint jax.test_util jax.flatten_util jax.custom_derivatives jax.debug jax.ops
     jax.image jax.experimental jax.experimental.jet
-    numpy numpy.linalg numpy.fft numpy.random numpy.typing numpy.exceptions numpy.dtypes
+    numpy numpy.linalg numpy.fft numpy.random numpy.typing numpy.exceptions numpy.dtypes numpy.lib.scimath
+    numpy.ma numpy.char numpy.strings
     scipy scipy.special scipy.linalg scipy.integrate scipy.optimize scipy.sparse scipy.sparse.linalg
     scipy.stats scipy.interpolate
     math cmath functools itertools operator collections collections.abc typing dataclasses enum abc
@@ -78,6 +79,7 @@ REFUSED = {
     "jax.debug.breakpoint": "交互式调试器会等待键盘输入",
     "scipy.LowLevelCallable": "通过 ctypes 调用任意机器码",
     "typing.get_type_hints": "会对注解字符串求值（相当于 eval）",
+    "typing.evaluate_forward_ref": "会对注解字符串求值（相当于 eval）",
     "functools.singledispatch": "会对注解字符串求值（相当于 eval）",
     "functools.singledispatchmethod": "会对注解字符串求值（相当于 eval）",
     "operator.attrgetter": "按字符串取属性，绕过检查（相当于内置的 getattr）",
@@ -85,11 +87,11 @@ REFUSED = {
     "operator.setitem": "绕过检查改写别的对象（请用 x[i] = v）",
     "operator.delitem": "绕过检查改写别的对象（请用 del x[i]）",
 }
-# File input and output under any module: the sandbox has nothing worth reading, and pickles
-# run code.
+# File input and output under any module (the sandbox has nothing worth reading, and pickles run
+# code), and the libraries' own test suites (`np.test()` starts pytest).
 FILE_FUNCTIONS = frozenset(
     "load loads save savez savez_compressed savetxt loadtxt genfromtxt fromfile tofile memmap fromregex"
-    " DataSource dump dumps open".split()
+    " DataSource dump dumps open test".split()
 )
 MODULE_DUNDERS = frozenset({"__name__", "__doc__", "__version__"})
 
@@ -210,7 +212,7 @@ def module_name_refusal(module: str, name: str) -> str | None:
     if f"{module}.{name}" in REFUSED:
         return f"{module}.{name}：{REFUSED[f'{module}.{name}']}"
     if name in FILE_FUNCTIONS:
-        return f"{module}.{name}：作答区不读写文件"
+        return f"{module}.{name}：作答区不读写文件，也不运行库自带的测试"
     return None
 
 
@@ -587,7 +589,7 @@ _PLAIN_BUILTINS = """
     object oct ord pow property range repr reversed round set slice sorted staticmethod str sum super
     tuple type zip __build_class__
 """.split()
-_UNAVAILABLE = {
+UNAVAILABLE = {
     "exec": "作答区不执行字符串形式的代码",
     "eval": "作答区不执行字符串形式的代码",
     "compile": "作答区不编译字符串形式的代码",
@@ -600,6 +602,7 @@ _UNAVAILABLE = {
     "memoryview": "作答区不直接读写内存",
     "exit": "作答区不结束内核",
     "quit": "作答区不结束内核",
+    "get_ipython": "作答区不直接操作内核（IPython）",
 }
 
 
@@ -624,7 +627,7 @@ def _make_builtins() -> dict:
         dir=_dir,
         __import__=guarded_import,
     )
-    table.update({name: _unavailable(name, why) for name, why in _UNAVAILABLE.items()})
+    table.update({name: _unavailable(name, why) for name, why in UNAVAILABLE.items()})
     return table
 
 
@@ -712,9 +715,13 @@ _GUARDED = _LazyGuarded()
 # ---------------------------------------------------------------------------------------------
 # Compiling an answer
 
-# Names an answer may not bind or read: the guards themselves and what Python looks them up in.
-_RESERVED = re.compile(r"_(?!_)\w*[^_]_|__builtins__|__metaclass__")
+# Names an answer may not bind or read: the guards themselves and what Python looks them up in
+# (RestrictedPython's own names too, whether or not this policy uses them).
+RESERVED_NAMES = frozenset(
+    [*GUARDS, "_magic_", "_apply_", "_print_", "_print", "__builtins__"]
+)
 ALLOWED_MAGICS = ("time", "timeit")
+MAGIC_SPELLINGS = ("run_line_magic", "run_cell_magic", "system", "getoutput")  # get_ipython().<this>(...)
 
 
 class AnswerPolicy(RestrictingNodeTransformer):
@@ -728,7 +735,7 @@ class AnswerPolicy(RestrictingNodeTransformer):
         self.classes: list[str] = []
 
     def check_name(self, node, name, allow_magic_methods=False):
-        if name is not None and _RESERVED.fullmatch(name):
+        if name in RESERVED_NAMES:
             self.error(node, f'"{name}" 是评分程序保留的名字')
 
     def _mangle(self, name: str) -> str:
@@ -774,8 +781,8 @@ class AnswerPolicy(RestrictingNodeTransformer):
         return node  # rebinds a variable of the enclosing function: nothing to guard
 
     def visit_Call(self, node):
-        magic = _ipython_call(node)
-        if magic is not None:
+        magic = ipython_call(node)
+        if magic in MAGIC_SPELLINGS:
             return self.magic_call(node, magic)
         node = self.node_contents_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "super":
@@ -791,7 +798,7 @@ class AnswerPolicy(RestrictingNodeTransformer):
         name = (texts[0] or "?").lstrip("%") if texts else "?"
         if kind in ("system", "getoutput"):
             self.error(node, "shell 命令（!…）在作答区不能用")
-        elif kind not in ("run_line_magic", "run_cell_magic") or name not in ALLOWED_MAGICS or None in texts:
+        elif name not in ALLOWED_MAGICS or None in texts:
             self.error(node, f"魔法命令 %{name} 在作答区不能用（只能用 %time、%timeit）")
         else:
             args = [ast.Constant(kind == "run_cell_magic"), *node.args]
@@ -851,7 +858,7 @@ def _index_value(node):
     return node
 
 
-def _ipython_call(node: ast.Call) -> str | None:
+def ipython_call(node: ast.Call) -> str | None:
     """'run_line_magic' for get_ipython().run_line_magic(...), the way IPython spells %magics."""
     func = node.func
     if (
@@ -1017,7 +1024,7 @@ def _magic(ns: dict, cell_form: bool, name: str, line: str, cell: str | None = N
         )
         builtins.print(f"Wall time: {_duration(wall)}")
         return value
-    options, code = _timing_options(line)
+    options, code = timing_options(line)
     _timeit(ns, compile_cell((cell or "") if cell_form else code, display=False)[0], options)
     return None
 
@@ -1025,7 +1032,7 @@ def _magic(ns: dict, cell_form: bool, name: str, line: str, cell: str | None = N
 _OPTION = re.compile(r"^\s*-([a-zA-Z])(?:\s*(\d+))?")
 
 
-def _timing_options(line: str) -> tuple[dict, str]:
+def timing_options(line: str) -> tuple[dict, str]:
     """(-n/-r/-q options, the code) of a %timeit line."""
     options = {}
     while True:

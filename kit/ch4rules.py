@@ -113,12 +113,58 @@ def problems_with_lines(source: str, preamble: str = "") -> list[tuple[int, str]
         return sorted(found)
     bound = bindings(preamble)
     found += _imports(tree, bound)
+    own_names = _bound_names(tree)
+    spelled_magics = {  # IPython's spelling of %magic and !shell: judged by the compiler above
+        id(node.func.value.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ch4guard.ipython_call(node) in ch4guard.MAGIC_SPELLINGS
+    }
     for node in ast.walk(tree):
-        dotted = _dotted(node, bound) if isinstance(node, ast.Attribute) else None
-        refused = path_refusal(dotted) if dotted else None
-        if refused:
-            found.append((node.lineno, f"使用了 {refused[0]}：{refused[1]}"))
+        if isinstance(node, ast.Attribute):
+            dotted = _dotted(node, bound)
+            refused = path_refusal(dotted) if dotted else None
+            if refused:
+                found.append((node.lineno, f"使用了 {refused[0]}：{refused[1]}"))
+            elif dotted and not isinstance(node.ctx, ast.Load) and _is_module(dotted.rpartition(".")[0]):
+                found.append((node.lineno, f"改动了模块里的 {dotted}：只能改动作答区自己创建的对象"))
+        elif isinstance(node, ast.Call) and ch4guard.ipython_call(node) in ("run_line_magic", "run_cell_magic"):
+            found += _inside_magic(node, preamble)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            named = node.args[0] if node.args else None
+            if isinstance(named, ast.Constant) and isinstance(named.value, str) and path_refusal(named.value):
+                found.append((node.lineno, f"导入了 {named.value}：{path_refusal(named.value)[1]}"))
+        elif isinstance(node, ast.Name) and node.id in ch4guard.UNAVAILABLE and node.id not in own_names:
+            if id(node) in spelled_magics:
+                continue
+            found.append((node.lineno, f"使用了 {node.id}：{ch4guard.UNAVAILABLE[node.id]}"))
     return sorted(set(found))
+
+
+def _inside_magic(node: ast.Call, preamble: str) -> list[tuple[int, str]]:
+    """The code inside %time/%timeit, checked like the cell (its lines counted from the magic's)."""
+    texts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if len(texts) != len(node.args) or texts[0].lstrip("%") not in ch4guard.ALLOWED_MAGICS:
+        return []  # the compiler refuses it already
+    cell_form = len(texts) > 2  # %%time: the code starts on the line after the magic's
+    code = texts[2] if cell_form else ch4guard.timing_options(texts[1])[1]
+    return [(node.lineno + line - 1 + cell_form, what) for line, what in problems_with_lines(code, preamble)]
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the cell binds itself (a variable called `vars`, a parameter called `input`)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
 
 
 def problems(source: str, preamble: str = "") -> list[str]:

@@ -7,10 +7,13 @@ Every attack in grader/attacks rides on a known wrong answer. Two real grading r
   or changes solutions/, exercises/, the gradebook, other students' results or the submissions;
 * the whole grader: every attack that breaks an answering rule is flagged `rules`, scores 0 and
   is told why; the others (forged `collect`, every test-cell name redefined, a huge expression,
-  HTML in outputs) run and score no more than their wrong answer alone.
+  HTML in outputs, a frame walk to the builtins or to the hidden tests' source, a look-alike
+  custom_vjp, printed hidden inputs) run confined and score no more than their wrong answer alone.
 """
 
 import csv
+import html
+import json
 import re
 import subprocess
 import sys
@@ -21,7 +24,7 @@ import nbformat
 import pytest
 from clusters import dask_cluster, postgres
 
-from grader import REPO, answers, course, grade, hostile, intake, sandbox
+from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict
 
 pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
 ATTACKS = hostile.attacks()
@@ -190,12 +193,58 @@ def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
 
 @pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
 def test_rule_keeping_attack_gains_nothing(verdict_run, attack):
-    """Nothing forbidden, so it runs: the test cells' own namespace leaves it nothing to bend."""
-    assert ch4rules.problems(attack.answer) == [], f"{attack.claim}: the scan refuses it, so it is a rule breaker"
+    """The scan lets it run: the guard and the test cells' own namespace leave it nothing to bend."""
+    assert ch4rules.problems(attack.answer, preamble=setup(attack.assignment)) == [], (
+        f"{attack.claim}: the scan refuses it, so it is a rule breaker"
+    )
     got, alone = beside_its_base(verdict_run["outcomes"], attack)
     assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
     if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
         assert got.score == alone.score, (got.score, alone.score, got.notes)
+
+
+def _outcome(run, slug):
+    return beside_its_base(run["outcomes"], next(a for a in ATTACKS if a.slug == slug))
+
+
+def test_the_frame_walk_forger_scores_what_its_base_scores_and_is_named(verdict_run):
+    got, alone = _outcome(verdict_run, "frame_walk_forger")
+    assert got.score == alone.score, (got.score, alone.score, got.notes)
+    assert any("访问被拒绝" in note and "gi_frame" in note for note in got.notes), got.notes
+
+
+def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(verdict_run):
+    got, alone = _outcome(verdict_run, "custom_vjp_subclass")
+    assert got.score == alone.score == alone.max_score - 1, (got.score, alone.score, got.notes)
+
+
+def test_no_hidden_test_source_reaches_the_feedback(verdict_run):
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, "softplus"), as_version=4)
+    hidden_lines = {
+        line.strip()
+        for cell in source.cells
+        if "### BEGIN HIDDEN TESTS" in cell.source
+        for line in cell.source.splitlines()
+        if "seed_for" in line or "uniform" in line
+    }
+    assert hidden_lines, "the check needs lines that only hidden tests have"
+    page = (verdict_run["out"] / "feedback" / "attack-walk_to_hidden_source" / "softplus" / "softplus.html")
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    assert not [line for line in hidden_lines if line in text], "a hidden test's source is in the feedback"
+
+
+def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(verdict_run):
+    path = course.notebook_path(verdict_run["out"] / "course" / "autograded" / "attack-print_hidden_inputs", "softplus")
+    nb = nbformat.read(path, as_version=4)
+    hidden = verdict.hidden_tests("softplus")
+    outputs = {
+        c.metadata["nbgrader"]["grade_id"]: json.dumps(c.outputs, ensure_ascii=False)
+        for c in nb.cells
+        if verdict.is_test(c)
+    }
+    assert any("LEAK" in outputs[test] for test in outputs if test not in hidden), "the attack printed nothing"
+    assert not [test for test in hidden if "LEAK" in outputs[test]], "hidden inputs printed into the feedback"
+    assert all(messages.HIDDEN_OUTPUT_DROPPED in outputs[test] for test in hidden)
 
 
 def test_every_student_has_a_row(scanned_run):
@@ -208,10 +257,15 @@ def test_csv_keeps_its_first_four_columns(scanned_run):
     assert header == "student_id,assignment,score,max_score,flags"
 
 
+def setup(assignment: str) -> str:
+    return intake.setup_source(nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4))
+
+
 def test_scan_accepts_every_honest_answer():
-    honest = [(f"reference {a}", answers.reference_answer(a)) for a in course.ASSIGNMENTS]
-    honest += [(f"{e.assignment}/{e.path.name}", e.answer) for e in answers.entries()]
-    flagged = {name: ch4rules.problems(text) for name, text in honest if ch4rules.problems(text)}
+    honest = [(a, f"reference {a}", answers.reference_answer(a)) for a in course.ASSIGNMENTS]
+    honest += [(e.assignment, f"{e.assignment}/{e.path.name}", e.answer) for e in answers.entries()]
+    found = {name: ch4rules.problems(text, preamble=setup(a)) for a, name, text in honest}
+    flagged = {name: problems for name, problems in found.items() if problems}
     assert not flagged, f"honest answers said to break the rules: {flagged}"
 
 
@@ -239,6 +293,11 @@ def test_every_attack_class_is_covered():
         "process flood": "process_flood",
         "outputs of every MIME type": "huge_outputs",
         "HTML and script in outputs": "html_in_outputs",
+        "frames to the builtins": "frame_walk_forger",
+        "frames to the hidden tests": "walk_to_hidden_source",
+        "a custom_vjp look-alike": "custom_vjp_subclass",
+        "printing hidden inputs": "print_hidden_inputs",
+        "the setup cell's names": "setup_names",
     }
     slugs = {a.slug for a in ATTACKS}
     assert not [c for c, slug in named.items() if slug not in slugs]
@@ -255,11 +314,13 @@ def test_every_attack_class_is_covered():
         "f = getattr(np, 'allclose')",
         "jax.interpreters.ad.primitive_jvps.update({})",
         "np.testing.assert_allclose.__code__ = None",
+        "jax.config.update('jax_enable_x64', True)",
+        "np.load('x.npy')",
+        "jax.profiler.start_server(9999)",
         "import importlib",
         "from os import path",
-        "np.linalg.norm_table['x'] = 1",
-        "class A:\n    def __bool__(self):\n        return True",
+        "np.linalg.norm = None",
     ],
 )
 def test_rules_name_each_kind_of_reach(code):
-    assert ch4rules.problems("import jax\nimport numpy as np\n" + code), code
+    assert ch4rules.problems(code, preamble="import jax\nimport numpy as np\n"), code
