@@ -1,4 +1,4 @@
-"""Command line: python -m grader {run,tidy,release,edition,try,grade,worker,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,try,grade,certs,scheduler,worker,demo} ..."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import course  # light: paths and settings, no nbformat, no JAX
+from grader import certs, course  # light: paths and settings, no nbformat, no JAX, no Dask
 
 
 def cmd_run(args) -> int:
@@ -73,15 +73,54 @@ def cmd_grade(args) -> int:
     return grade.main(args)
 
 
+def cmd_certs(args) -> int:
+    """A new CA and a certificate per role for a real cluster (grader/certs.py)."""
+    try:
+        certs.make(Path(args.out), args.hosts)
+    except FileExistsError as err:
+        print(f"grader certs: {err}", file=sys.stderr)
+        return 2
+    print(f"Certificates written to {args.out}/ (keys readable by you alone). Copy the folder to the same")
+    print("place in the checkout of every machine of the cluster: scheduler, workers and where you grade.")
+    return 0
+
+
+def cmd_scheduler(args) -> int:
+    """A thin wrapper over `dask scheduler`: mutual TLS with the course's certificates, bound to
+    the interface given, no HTTP server."""
+    from grader import engine
+
+    try:
+        ca, cert, key = engine.tls_files(args.tls, "scheduler")
+    except engine.EngineError as err:
+        print(f"grader scheduler: {err}", file=sys.stderr)
+        return 2
+    print(f"grader scheduler: tls://{args.host}:{args.port}", flush=True)
+    argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", args.host, "--port", str(args.port)]
+    argv += ["--protocol", "tls", "--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    os.execv(sys.executable, argv)
+
+
 def cmd_worker(args) -> int:
     """A thin wrapper over `dask worker`: one submission per process, no memory restarts (each
-    kernel has its own cgroup), the course's headless settings; says how it sandboxes first."""
-    from grader import sandbox, worker
+    kernel has its own cgroup), the course's headless settings, mutual TLS with the course's
+    certificates, no HTTP server; says how it sandboxes first."""
+    from grader import engine, sandbox, worker
 
+    try:
+        engine.check_address(args.scheduler)
+        ca, cert, key = engine.tls_files(args.tls, "worker")
+    except engine.EngineError as err:
+        print(f"grader worker: {err}", file=sys.stderr)
+        return 2
     print(f"grader worker: {sandbox.describe()}", flush=True)
     os.environ.update(worker.HEADLESS_ENV)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
-    argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0", "--no-dashboard"]
+    argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0"]
+    argv += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    argv += ["--host", args.host] if args.host else []
     os.execv(sys.executable, argv)
 
 
@@ -102,6 +141,9 @@ def cmd_demo(args) -> int:
     print("grace: correct answers in everyday style)")
     args.submitted = str(submitted)
     return grade.main(args)
+
+
+TLS_HELP = f"the cluster's certificates, made by python -m grader certs (default: {certs.FOLDER})"
 
 
 def main(argv=None) -> int:
@@ -135,9 +177,10 @@ def main(argv=None) -> int:
     )
     grading.add_argument(
         "--scheduler",
-        metavar="tcp://HOST:PORT",
-        help="grade on this Dask cluster instead (workers: python -m grader worker tcp://HOST:PORT)",
+        metavar="tls://HOST:PORT",
+        help="grade on this Dask cluster instead (python -m grader scheduler; workers: python -m grader worker)",
     )
+    grading.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
     grading.add_argument(
         "--db",
         metavar="URL",
@@ -174,11 +217,27 @@ def main(argv=None) -> int:
         scan_code=True,
         scheduler=None,
         db=None,
+        tls=None,
     )
 
+    make_certs = sub.add_parser("certs", help="make the CA and the certificates of a grading cluster (mutual TLS)")
+    make_certs.add_argument("--out", default=str(certs.FOLDER), help="the folder (default: %(default)s)")
+    make_certs.add_argument(
+        "--hosts", nargs="*", default=[], help="the scheduler's addresses or names, written into its certificate"
+    )
+    make_certs.set_defaults(func=cmd_certs)
+
+    schedule = sub.add_parser("scheduler", help="run the Dask scheduler of a grading cluster (mutual TLS)")
+    schedule.add_argument("--host", required=True, help="the address to listen on, e.g. this machine's LAN address")
+    schedule.add_argument("--port", type=int, default=8786)
+    schedule.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
+    schedule.set_defaults(func=cmd_scheduler)
+
     work = sub.add_parser("worker", help="serve a Dask scheduler as a grading worker on this machine")
-    work.add_argument("scheduler", metavar="tcp://HOST:PORT")
+    work.add_argument("scheduler", metavar="tls://HOST:PORT")
     work.add_argument("--nworkers", type=int, default=os.cpu_count() or 1, help="worker processes (one per core)")
+    work.add_argument("--host", help="the address its processes listen on (default: every interface)")
+    work.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
     work.set_defaults(func=cmd_worker)
 
     args = parser.parse_args(argv)

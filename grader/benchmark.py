@@ -93,9 +93,11 @@ def pipeline(submitted: Path, out: Path, mode: str, scratch: Path) -> tuple[floa
     if mode == "local":
         return measured(lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet))
     logs = Path(tempfile.mkdtemp(dir=scratch))
-    with engine.scheduler_with_workers(logs, WORKERS[mode]) as (address, _):
+    with engine.scheduler_with_workers(logs, WORKERS[mode]) as cluster:
         # measured once the workers are up: an instructor's cluster is started once
-        return measured(lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet, scheduler=address))
+        return measured(
+            lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet, scheduler=cluster.address, tls=cluster.tls)
+        )
 
 
 def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float, float]:

@@ -1,9 +1,16 @@
 """Where grading runs: Dask distributed, on a local cluster or on the instructor's own.
 
-`connect(scheduler, jobs)` gives a client: to a running scheduler (`--scheduler tcp://HOST:PORT`,
-workers started with `python -m grader worker tcp://HOST:PORT`), or to a local cluster of
-`jobs` worker processes. `run(client, tasks, on_done)` sends one `worker.grade_task` per
-submission and hands each result to `on_done` as it arrives, so the caller stores it at once.
+`connect(scheduler, jobs, tls)` gives a client: to a running scheduler (`--scheduler
+tls://HOST:PORT`, started with `python -m grader scheduler`, workers with `python -m grader
+worker tls://HOST:PORT`), or to a local cluster of `jobs` worker processes. `run(client, tasks,
+on_done)` sends one `worker.grade_task` per submission and hands each result to `on_done` as it
+arrives, so the caller stores it at once.
+
+Every connection is mutual TLS. A task carries a student's seed and a worker runs whatever
+function it is sent, so only holders of a course certificate (grader/certs.py) may be a
+scheduler, a worker or a client; the local cluster uses throw-away certificates that exist only
+in this process and the workers it spawns, and listens on loopback only. No node serves HTTP
+(Dask's info pages and metrics): `NO_HTTP` stops it as each one starts.
 
 A worker that dies mid-task is Dask's business: the task runs again on another worker. A task
 whose workers keep dying (Dask's `allowed-failures`) is the submission's doing and gets a
@@ -18,19 +25,42 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-from grader import REPO, messages, worker
+from grader import REPO, certs, messages, worker
 
 WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
 CONNECT_TIMEOUT = "10s"
+NO_HTTP = "grader.no_http"  # the Dask preload that stops each node's HTTP server
 
 
 class EngineError(Exception):
     """The cluster cannot be used at all: one line for the instructor."""
 
 
-def connect(scheduler: str | None, jobs: int):
-    from distributed import Client, LocalCluster
+def check_address(scheduler: str) -> None:
+    if not scheduler.startswith("tls://"):
+        raise EngineError(
+            f"the scheduler address must be tls://HOST:PORT (the grading cluster uses mutual TLS), not {scheduler}"
+        )
+
+
+def tls_files(folder: Path | None, role: str) -> tuple[str, str, str]:
+    """(CA, certificate, key) of `role` in `folder` (default build/tls), all present."""
+    folder = Path(folder) if folder is not None else certs.FOLDER
+    for path in certs.paths(folder, role):
+        if not path.is_file():
+            raise EngineError(
+                f"no TLS certificate {path}: make the cluster's with python -m grader certs --out {folder}, "
+                "then copy the folder to every machine"
+            )
+    return tuple(str(p) for p in certs.paths(folder, role))
+
+
+def connect(scheduler: str | None, jobs: int, tls: Path | None = None):
+    """A client of the cluster at `scheduler` (its certificates in `tls`, default build/tls),
+    or of a new local cluster of `jobs` processes."""
+    from distributed import Client, LocalCluster, Security
 
     os.environ.update(worker.HEADLESS_ENV)  # local workers inherit it; remote ones set it themselves
     if scheduler is None:
@@ -39,16 +69,26 @@ def connect(scheduler: str | None, jobs: int):
             threads_per_worker=1,  # one submission per process: its kernels are the only children
             processes=True,
             memory_limit=0,  # the kernels' own cgroups cap memory; a busy worker is not restarted
-            dashboard_address=":0",  # any free port: never fight another cluster for 8787
+            # certificates made now, held in memory and passed to the workers it spawns: no other
+            # process on this machine can connect, join or read a seed
+            security=Security.temporary(),
+            protocol="tls",
+            host="127.0.0.1",
+            dashboard_address=None,
+            scheduler_kwargs={"preload": [NO_HTTP]},
+            preload=[NO_HTTP],  # the workers'
             silence_logs=logging.CRITICAL,  # a task's failure is reported once, by us
         )
         return Client(cluster)
+    check_address(scheduler)
+    ca, cert, key = tls_files(tls, "client")
+    security = Security(require_encryption=True, tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key)
     # What goes wrong comes back as each submission's one-line reason; Dask's own log lines (a
     # lost scheduler's failed reconnection, with a traceback) would only repeat it
     for handler in logging.getLogger("distributed").handlers:
         handler.setLevel(logging.CRITICAL)
     try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        client = Client(scheduler, security=security, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as err:
         raise EngineError(f"cannot reach the Dask scheduler at {scheduler} ({type(err).__name__})") from None
     try:
@@ -99,11 +139,18 @@ def _one_line(err: Exception) -> str:
     return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
 
 
+class Cluster(NamedTuple):
+    address: str  # tls://127.0.0.1:PORT
+    tls: Path  # the certificates: what a client passes as grade(..., tls=) or --tls
+    worker: object  # the `python -m grader worker` process (subprocess.Popen)
+
+
 @contextlib.contextmanager
 def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float = 120):
-    """A Dask scheduler on a free local port and `python -m grader worker` with `workers`
-    processes, as an instructor would start them on real machines (the benchmark and the tests
-    use it); yields (address, the worker command's process). Both are stopped afterwards."""
+    """`python -m grader scheduler` on a free local port and `python -m grader worker` with
+    `workers` processes, with certificates of their own in `log_folder/tls`, as an instructor
+    would start them on real machines (the benchmark and the tests use it); yields a `Cluster`.
+    Both are stopped afterwards."""
     import socket
     import subprocess
     import sys
@@ -112,21 +159,22 @@ def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
+    address, tls = f"tls://127.0.0.1:{port}", log_folder / "tls"
+    certs.make(tls)
 
     def start(command, log):
         with open(log_folder / log, "wb") as sink:
             return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
 
+    grader = [sys.executable, "-m", "grader"]
     scheduler = start(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
-        + ["--no-dashboard"],
-        "scheduler.log",
+        grader + ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls)], "scheduler.log"
     )
     grader_worker = None
     try:
         grader_worker = start(
-            [sys.executable, "-m", "grader", "worker", address, "--nworkers", str(workers)], "worker.log"
+            grader + ["worker", address, "--nworkers", str(workers), "--host", "127.0.0.1", "--tls", str(tls)],
+            "worker.log",
         )
         deadline = time.monotonic() + start_timeout
         while len(worker_processes(grader_worker.pid)) < workers:
@@ -134,7 +182,7 @@ def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float 
                 log = (log_folder / "worker.log").read_text(errors="replace")[-3000:]
                 raise EngineError(f"the grading workers did not start:\n{log}")
             time.sleep(0.5)
-        yield address, grader_worker
+        yield Cluster(address, tls, grader_worker)
     finally:
         for process in (grader_worker, scheduler):
             if process is not None:

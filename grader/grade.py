@@ -122,11 +122,12 @@ def grade(
     scan_code: bool = True,
     scheduler: str | None = None,
     db: str | None = None,
+    tls: Path | None = None,
 ) -> list[Outcome]:
     """Grade every submission in `submitted` into `out`, on a local Dask cluster of `jobs`
-    processes or on the cluster at `scheduler`, into the SQLite gradebook under `out` or the
-    database at `db`. `scan_code=False` skips the tampering scan (tests use it to prove the
-    verdicts alone)."""
+    processes or on the cluster at `scheduler` (with the client certificate in `tls`, default
+    build/tls), into the SQLite gradebook under `out` or the database at `db`.
+    `scan_code=False` skips the tampering scan (tests use it to prove the verdicts alone)."""
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
@@ -152,7 +153,7 @@ def grade(
     if not sandboxed:
         print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
     url = _gradebook_url(root, db)  # a database that cannot be reached stops us before anything is written
-    client = engine.connect(scheduler, jobs) if scheduler else None  # so does a scheduler that cannot be reached
+    client = engine.connect(scheduler, jobs, tls) if scheduler else None  # so does a scheduler that cannot be reached
     try:
         prepare_course(root, url)
         nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
@@ -363,6 +364,7 @@ def main(args) -> int:
             scan_code=args.scan_code,
             scheduler=args.scheduler,
             db=args.db,
+            tls=args.tls,
         )
     except (UsageError, engine.EngineError) as err:
         print(f"grader grade: {err}", file=sys.stderr)

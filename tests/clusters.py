@@ -51,8 +51,10 @@ def postgres():
 
 @contextlib.contextmanager
 def dask_cluster(folder: Path, workers: int = 2):
-    """A Dask scheduler and `python -m grader worker` with `workers` processes (grader/engine.py
-    starts them as an instructor would); yields (address, the worker command's process)."""
+    """`python -m grader scheduler` and `python -m grader worker` with `workers` processes, over
+    mutual TLS with certificates of their own in `folder/tls` (grader/engine.py starts them as an
+    instructor would); yields an `engine.Cluster`: (address, tls, worker), where `tls` is what
+    a client passes as `grade.grade(..., tls=)` or `--tls`."""
     try:
         with engine.scheduler_with_workers(folder, workers) as running:
             yield running

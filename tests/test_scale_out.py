@@ -1,11 +1,12 @@
 """A class graded on a Dask cluster into a PostgreSQL gradebook gets the single-machine grades.
 
 Real components, started here and stopped afterwards: Debian's PostgreSQL in a temporary folder,
-a Dask scheduler, and two worker processes started with the course's own `python -m grader
-worker`. The class (every assignment's reference and first wrong answer, and an unreadable
-file) is graded once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL)
-with the same grading secret, while one worker is killed in the middle of a submission. A third
-run loses its scheduler once its first submission is stored, and is finished by a re-run.
+a Dask scheduler started with `python -m grader scheduler`, and two worker processes started
+with `python -m grader worker`, all over mutual TLS with certificates made for the run. The
+class (every assignment's reference and first wrong answer, and an unreadable file) is graded
+once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL) with the same
+grading secret, while one worker is killed in the middle of a submission. A third run loses its
+scheduler once its first submission is stored, and is finished by a re-run.
 """
 
 import csv
@@ -20,7 +21,7 @@ import psutil
 import pytest
 from clusters import dask_cluster, postgres, worker_processes
 
-from grader import REPO, answers, course, sample_classes
+from grader import REPO, answers, certs, course, sample_classes
 
 pytestmark = pytest.mark.xdist_group("scale_out")  # one worker owns the servers and the runs
 
@@ -88,14 +89,15 @@ def runs(tmp_path_factory):
     (cluster_out / "course").mkdir()
     shutil.copy(local / "course" / "grading-secret", cluster_out / "course" / "grading-secret")  # same seeds
     logs = tmp_path_factory.mktemp("logs")
-    with postgres() as url, dask_cluster(logs) as (address, grader_worker):
+    with postgres() as url, dask_cluster(logs) as cluster:
         killed, stop = [], threading.Event()
-        killer = threading.Thread(target=kill_a_worker_mid_submission, args=(grader_worker, killed, stop))
+        killer = threading.Thread(target=kill_a_worker_mid_submission, args=(cluster.worker, killed, stop))
         killer.start()
-        distributed = finish(grade_cli(submitted, cluster_out, "--scheduler", address, "--db", url))
+        on_cluster = ["--scheduler", cluster.address, "--tls", cluster.tls, "--db", url]
+        distributed = finish(grade_cli(submitted, cluster_out, *on_cluster))
         stop.set()
         killer.join()
-        again = finish(grade_cli(submitted, cluster_out, "--scheduler", address, "--db", url))
+        again = finish(grade_cli(submitted, cluster_out, *on_cluster))
         yield {
             "submitted": submitted,
             "local": local,
@@ -107,6 +109,7 @@ def runs(tmp_path_factory):
             "local_rows": gradebook_rows(course.sqlite_url(local / "course")),
             "cluster_rows": gradebook_rows(url),
             "workers_log": (logs / "worker.log").read_text(errors="replace"),
+            "dask": cluster,
         }
 
 
@@ -152,6 +155,24 @@ def scheduler_process(address: str) -> psutil.Process:
     raise AssertionError(f"no scheduler process listens on {address}")
 
 
+def test_every_node_listens_on_its_address_over_tls_only(runs):
+    """The scheduler and `grader worker`'s processes (its nannies, their workers) listen on the
+    host they were given and only on their TLS addresses: no HTTP server, no other interface."""
+    from distributed import Client, Security
+
+    cluster = runs["dask"]
+    ca, cert, key = (str(p) for p in certs.paths(cluster.tls, "client"))
+    security = Security(require_encryption=True, tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key)
+    with Client(cluster.address, security=security, timeout="10s") as client:
+        workers = client.scheduler_info()["workers"]
+    addresses = [cluster.address, *workers, *(w["nanny"] for w in workers.values())]
+    assert len(workers) == 2 and all(a.startswith("tls://127.0.0.1:") for a in addresses), addresses
+    grader_worker = psutil.Process(cluster.worker.pid)
+    nodes = [scheduler_process(cluster.address), grader_worker, *grader_worker.children(recursive=True)]
+    sockets = {(c.laddr.ip, c.laddr.port) for p in nodes for c in p.net_connections("inet") if c.status == "LISTEN"}
+    assert sockets == {("127.0.0.1", int(a.rsplit(":", 1)[1])) for a in addresses}
+
+
 def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs, tmp_path):
     """The scheduler dies after the first submission is stored: the command ends with a one-line
     error and keeps what was stored; a re-run on a new cluster grades only the rest, and the
@@ -162,14 +183,14 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs
     log = tmp_path / "first-run.log"
     for logs in ("logs-1", "logs-2"):
         (tmp_path / logs).mkdir()
-    with dask_cluster(tmp_path / "logs-1") as (address, _), open(log, "w") as sink:
-        first = grade_cli(runs["submitted"], out, "--scheduler", address, stdout=sink)
+    with dask_cluster(tmp_path / "logs-1") as cluster, open(log, "w") as sink:
+        first = grade_cli(runs["submitted"], out, "--scheduler", cluster.address, "--tls", cluster.tls, stdout=sink)
         first_stored = re.compile(r"\[ *1/\d+\] ")
         deadline = time.monotonic() + 600
         while not first_stored.search(log.read_text()) and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert first_stored.search(log.read_text()) and first.poll() is None, log.read_text()[-3000:]
-        scheduler_process(address).kill()
+        scheduler_process(cluster.address).kill()
         try:
             _, stderr = first.communicate(timeout=300)
         except subprocess.TimeoutExpired:
@@ -188,8 +209,8 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs
     _, counts = gradebook_rows(course.sqlite_url(out / "course"))
     assert len(counts) == stored and set(counts.values()) == {1}, counts
 
-    with dask_cluster(tmp_path / "logs-2") as (address, _):
-        again = finish(grade_cli(runs["submitted"], out, "--scheduler", address))
+    with dask_cluster(tmp_path / "logs-2") as cluster:
+        again = finish(grade_cli(runs["submitted"], out, "--scheduler", cluster.address, "--tls", cluster.tls))
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert f", {left} to autograde" in again.stdout, again.stdout[-2000:]
     assert read_csv(out) == read_csv(runs["local"])
@@ -198,7 +219,7 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs
 @pytest.mark.parametrize(
     "option, message",
     [
-        (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
+        (["--scheduler", "tls://127.0.0.1:9"], "cannot reach the Dask scheduler at tls://127.0.0.1:9"),
         (["--db", "postgresql+psycopg://grader:secret@127.0.0.1:9/gradebook"], "cannot reach the gradebook database"),
     ],
     ids=["scheduler", "database"],
@@ -208,7 +229,8 @@ def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, me
     sample_classes.write(
         submitted, "ref", "safe_norm", sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
     )
-    done = finish(grade_cli(submitted, out, *option), timeout=120)
+    certs.make(tmp_path / "tls")  # the cluster's certificates are there: only the server is missing
+    done = finish(grade_cli(submitted, out, *option, "--tls", tmp_path / "tls"), timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
