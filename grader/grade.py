@@ -161,9 +161,17 @@ def grade(
         outcomes, tasks = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code, url)
         echo(f"  {len(known) - len(tasks)} unchanged or unreadable, {len(tasks)} to autograde")
         count = [0]
+        points = {a: test_points(a) for a in {t.assignment for t in tasks}}
 
         def store(task: worker.Task, graded: worker.Graded) -> None:
             outcome = outcomes[task.key]
+            reason = refusal(graded, task.assignment, points[task.assignment])
+            if reason is not None:
+                print(
+                    f"grader grade: refused the result of {task.student}/{task.assignment}: {reason}", file=sys.stderr
+                )
+                graded = worker.Graded(worker.Result(False, [messages.result_refused()]))
+                outcome.digest = ""  # never taken as done: a re-run grades it again
             _store(root, graded, outcome)
             _journal(root, outcome)
             count[0] += 1
@@ -255,6 +263,65 @@ def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
     except Exception as err:  # noqa: BLE001 - e.g. text nbformat cannot write back
         outcome.notes.append(messages.grader_failed("保存", err))
         return False
+
+
+FLAGS = {"tampering", "rules", "unsandboxed"}
+MAX_NOTES, MAX_NOTE_CHARS = 100, 4000
+MAX_RESULT_BYTES = 256 * 2**20  # the autograded notebook and its feedback page together
+
+
+def test_points(assignment: str) -> dict[str, float]:
+    """{grade_id: points} of the assignment's test cells, from its source notebook."""
+    nb = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    return {m["grade_id"]: float(m["points"]) for m in meta if m.get("grade")}
+
+
+def refusal(graded, assignment: str, points: dict[str, float]) -> str | None:
+    """Why a worker's result cannot be stored (one line), or None when it is well-formed.
+
+    Dask has unpickled it already, and only holders of a course certificate can be workers; this
+    second check keeps a rogue or broken worker from storing more than an honest result could
+    say: exactly a Graded of a Result, for each test of this assignment and no other a score
+    within its points, known flags, short notes, bounded bytes, and no page but the notebook's."""
+    try:
+        return _refusal(graded, assignment, points)
+    except Exception as err:  # noqa: BLE001 - e.g. a forged object without one of the fields
+        return f"a malformed result ({type(err).__name__})"
+
+
+def _refusal(graded, assignment: str, points: dict[str, float]) -> str | None:
+    if type(graded) is not worker.Graded or type(graded.result) is not worker.Result:
+        return f"not a worker.Graded result but a {type(graded).__name__}"
+    result, scores, pages = graded.result, graded.scores, graded.feedback
+    if type(result.succeeded) is not bool or type(graded.sandboxed) is not bool:
+        return "succeeded and sandboxed must be True or False"
+    if type(result.flags) is not list or not all(type(f) is str and f in FLAGS for f in result.flags):
+        return f"flags other than {sorted(FLAGS)}"
+    if type(result.notes) is not list or len(result.notes) > MAX_NOTES:
+        return f"notes must be a list of at most {MAX_NOTES}"
+    if not all(type(n) is str and len(n) <= MAX_NOTE_CHARS for n in result.notes):
+        return f"notes must be strings of at most {MAX_NOTE_CHARS} characters"
+    if type(scores) is not dict or type(pages) is not dict or not all(type(k) is str for k in [*scores, *pages]):
+        return "scores and feedback pages must be dicts with string keys"
+    if not result.succeeded:
+        return None if not scores and not pages and graded.autograded is None else "a failed result carries scores"
+    if set(scores) != set(points):
+        unknown, missing = sorted(set(scores) - set(points)), sorted(set(points) - set(scores))
+        return f"scores for unknown tests {ascii(unknown)[:200]}" if unknown else f"no score for {missing}"
+    for test, score in scores.items():
+        if type(score) not in (float, int):
+            return f"the score for {test} is a {type(score).__name__}"
+        if not 0 <= score <= points[test]:  # NaN fails too
+            shown = f"{score:.6g}" if type(score) is float else "an integer"
+            return f"the score for {test} is {shown}, outside 0..{points[test]:g}"
+    if type(graded.autograded) is not bytes or not all(type(p) is bytes for p in pages.values()):
+        return "the autograded notebook and the feedback pages must be bytes"
+    if not set(pages) <= {f"{assignment}.html"}:
+        return f"feedback pages other than {assignment}.html: {ascii(sorted(pages))[:200]}"
+    if len(graded.autograded) + sum(len(p) for p in pages.values()) > MAX_RESULT_BYTES:
+        return f"more than {MAX_RESULT_BYTES >> 20} MiB of notebook and feedback"
+    return None
 
 
 def _store(root: Path, graded: worker.Graded | None, outcome: Outcome) -> None:

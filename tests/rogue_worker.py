@@ -1,0 +1,24 @@
+"""A rogue grading worker for tests/test_cluster_security.py (not a test module).
+
+Loaded into a `dask worker` that holds a course certificate (`--preload tests/rogue_worker.py`):
+a grading machine taken over. Dask calls `grader.worker.grade_task` by name, so replacing it
+here makes this worker return a forged result for the student `mallory` (700 points on every
+test) while it grades everyone else honestly.
+"""
+
+from grader import grade, worker
+
+FORGED_FOR = "mallory"
+FORGED_SCORE = 700.0
+honest = worker.grade_task
+
+
+def forged(task: worker.Task) -> worker.Graded:
+    if task.student != FORGED_FOR:
+        return honest(task)
+    scores = dict.fromkeys(grade.test_points(task.assignment), FORGED_SCORE)
+    return worker.Graded(worker.Result(True), scores, b"{}", {})
+
+
+def dask_setup(dask_worker) -> None:
+    worker.grade_task = forged
