@@ -1,14 +1,19 @@
 """Hostile submissions earn nothing and reach nothing (grader/README.md, "Threat model").
 
-Every attack in grader/attacks rides on a known wrong answer. Two real grading runs prove it:
+Every attack in grader/attacks rides on a known wrong answer; its `# layers:` line says which
+defence must stop it: `rules` (the early scan reports it: not run), `guard` (it passes the scan
+and runs confined by kit/ch4guard.py), `verdict` (even run as written, without scan or guard,
+the verdicts, the feedback and the sandbox leave it nothing). Two real grading runs prove it:
 
-* the verdicts alone: with the answer scan switched off, every attack marked `verdict` runs in
-  its sandboxed kernel and still scores no more than its wrong answer alone; none of them reads
-  or changes solutions/, exercises/, the gradebook, other students' results or the submissions;
-* the whole grader: every attack that breaks an answering rule is flagged `rules`, scores 0 and
-  is told why; the others (forged `collect`, every test-cell name redefined, a huge expression,
-  HTML in outputs, a frame walk to the builtins or to the hidden tests' source, a look-alike
-  custom_vjp, printed hidden inputs) run confined and score no more than their wrong answer alone.
+* the whole grader (scan and guard on): every attack marked `rules` is flagged `rules`, scores 0
+  and is told why; every other attack (forged `collect`, every test-cell name redefined, a frame
+  walk to the builtins or to the hidden tests' source, a look-alike custom_vjp, printed hidden
+  inputs, HTML in outputs, a huge expression) runs confined and scores no more than its wrong
+  answer alone;
+* the second wall alone: with the scan and the guard switched off, every attack marked
+  `verdict` runs as written in its sandboxed kernel and still scores no more than its wrong
+  answer alone; none of them reads or changes solutions/, exercises/, the gradebook, other
+  students' results or the submissions.
 """
 
 import csv
@@ -30,7 +35,7 @@ pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading
 ATTACKS = hostile.attacks()
 VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
 RULE_BREAKERS = [a for a in ATTACKS if "rules" in a.layers]
-RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]
+RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]  # each one marked `guard`
 # What an attack prints when it got somewhere: found a file, wrote outside its /tmp, connected,
 # killed a process, filled a disk or started its 3000 processes.
 FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b(.*)$", re.MULTILINE)
@@ -172,11 +177,12 @@ def test_attacks_change_nothing_outside(verdict_run):
 
 @pytest.fixture(scope="module")
 def scanned_run(tmp_path_factory):
-    """The real configuration, scan on, for the attacks that break a rule: none reaches a kernel.
-    (An answer the scan accepts runs exactly as it does unscanned, so the rule-keeping attacks are
-    judged on the verdict run's grades below, once the scan is shown to accept them.)"""
+    """The real configuration, scan and guard on: the attacks that break a rule reach no kernel,
+    the others run confined beside the reference and their wrong answers alone."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     hostile.attack_class(submitted, "rules")
+    hostile.attack_class(submitted, "guard")
+    hostile.honest_class(submitted, RULE_KEEPERS)
     outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
     return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
 
@@ -191,13 +197,17 @@ def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
     assert "作答区没有遵守作答规则" in page and "记 0 分" in page and "第 " in page
 
 
+def test_every_rule_keeping_attack_is_marked_guard():
+    assert all("guard" in a.layers for a in RULE_KEEPERS), [a.slug for a in RULE_KEEPERS if "guard" not in a.layers]
+
+
 @pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
-def test_rule_keeping_attack_gains_nothing(verdict_run, attack):
+def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
     """The scan lets it run: the guard and the test cells' own namespace leave it nothing to bend."""
     assert ch4rules.problems(attack.answer, preamble=setup(attack.assignment)) == [], (
         f"{attack.claim}: the scan refuses it, so it is a rule breaker"
     )
-    got, alone = beside_its_base(verdict_run["outcomes"], attack)
+    got, alone = beside_its_base(scanned_run["outcomes"], attack)
     assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
     if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
         assert got.score == alone.score, (got.score, alone.score, got.notes)
@@ -207,34 +217,39 @@ def _outcome(run, slug):
     return beside_its_base(run["outcomes"], next(a for a in ATTACKS if a.slug == slug))
 
 
-def test_the_frame_walk_forger_scores_what_its_base_scores_and_is_named(verdict_run):
-    got, alone = _outcome(verdict_run, "frame_walk_forger")
+def test_the_frame_walk_forger_scores_what_its_base_scores_and_is_named(scanned_run):
+    got, alone = _outcome(scanned_run, "frame_walk_forger")
     assert got.score == alone.score, (got.score, alone.score, got.notes)
     assert any("访问被拒绝" in note and "gi_frame" in note for note in got.notes), got.notes
 
 
-def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(verdict_run):
-    got, alone = _outcome(verdict_run, "custom_vjp_subclass")
+@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(run, request):
+    got, alone = _outcome(request.getfixturevalue(run), "custom_vjp_subclass")
     assert got.score == alone.score == alone.max_score - 1, (got.score, alone.score, got.notes)
 
 
-def test_no_hidden_test_source_reaches_the_feedback(verdict_run):
+@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+def test_no_hidden_test_source_reaches_the_feedback(run, request):
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, "softplus"), as_version=4)
     hidden_lines = {
         line.strip()
         for cell in source.cells
         if "### BEGIN HIDDEN TESTS" in cell.source
         for line in cell.source.splitlines()
-        if "seed_for" in line or "uniform" in line
+        if "seed_for(" in line
     }
     assert hidden_lines, "the check needs lines that only hidden tests have"
-    page = (verdict_run["out"] / "feedback" / "attack-walk_to_hidden_source" / "softplus" / "softplus.html")
+    feedback = request.getfixturevalue(run)["out"] / "feedback"
+    page = feedback / "attack-walk_to_hidden_source" / "softplus" / "softplus.html"
     text = html.unescape(page.read_text(encoding="utf-8"))
     assert not [line for line in hidden_lines if line in text], "a hidden test's source is in the feedback"
 
 
-def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(verdict_run):
-    path = course.notebook_path(verdict_run["out"] / "course" / "autograded" / "attack-print_hidden_inputs", "softplus")
+@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(run, request):
+    graded = request.getfixturevalue(run)["out"] / "course" / "autograded" / "attack-print_hidden_inputs"
+    path = course.notebook_path(graded, "softplus")
     nb = nbformat.read(path, as_version=4)
     hidden = verdict.hidden_tests("softplus")
     outputs = {

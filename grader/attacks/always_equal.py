@@ -1,6 +1,6 @@
 """Attack: return objects that equal anything, are true, and look like numbers."""
 # base: softplus wrong_naive_forward
-# layers: verdict
+# layers: guard verdict
 
 
 class _Anything(float):

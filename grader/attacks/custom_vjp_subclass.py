@@ -1,7 +1,7 @@
 """Attack: a subclass of jax.custom_vjp with its own __call__ around plain automatic
 differentiation, so that an isinstance check reports a custom rule that is never used."""
 # base: softplus wrong_no_custom_vjp
-# layers: verdict
+# layers: guard verdict
 # Before the checks asked for the exact type this scored 14/14 (13/14 without the subclass).
 import jax
 

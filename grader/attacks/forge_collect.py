@@ -1,7 +1,7 @@
 """Attack: redefine `collect`, the name every test cell calls, so it hands over evidence computed
 with NumPy from the test's own inputs instead of calling the (wrong) softplus_prod."""
 # base: softplus wrong_naive_forward
-# layers: verdict
+# layers: guard verdict
 # Written without any forbidden construct: before test cells ran in a namespace of their own,
 # this scored full marks with no flag.
 import numpy as np

@@ -2,7 +2,7 @@
 import spelled), import the kit and replace its evidence helper with one that reports a perfect
 answer."""
 # base: softplus wrong_naive_forward
-# layers: verdict
+# layers: guard
 # Before the answer guard this scored 14/14 with no softplus_prod defined and no flag.
 import numpy as np
 

@@ -1,7 +1,7 @@
 """Attack: display HTML that fakes a full-marks banner, runs a script and an onerror handler in
 the feedback page an instructor opens."""
 # base: softplus wrong_naive_forward
-# layers: verdict
+# layers: guard verdict
 
 
 class _Banner:

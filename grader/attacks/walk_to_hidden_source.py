@@ -1,7 +1,7 @@
 """Attack: from inside softplus_prod, walk the frames up to the test magic's locals and print
 every test cell's source (the hidden tests included) into the feedback page."""
 # base: softplus wrong_naive_forward
-# layers: verdict
+# layers: guard verdict
 inner = softplus_prod  # noqa: F821 - defined by the base answer above
 
 
@@ -13,7 +13,7 @@ def softplus_prod(x):
             frame = err.__traceback__.tb_frame
             while frame is not None:
                 for value in frame.f_locals.values():
-                    if isinstance(value, str) and "seed_for" in value:
+                    if isinstance(value, str) and "BEGIN HIDDEN TESTS" in value:
                         print("FOUND hidden source:", value[:3000])
                 frame = frame.f_back
         except Exception as refused:
