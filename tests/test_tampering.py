@@ -115,8 +115,8 @@ def verdict_run(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     honest = hostile.honest_class(submitted, VERDICT_LAYER)
     quiet = lambda *args: None  # noqa: E731
-    with postgres() as url, dask_cluster(tmp_path_factory.mktemp("cluster")) as (address, _):
-        cluster = {"scheduler": address, "db": url}
+    with postgres() as url, dask_cluster(tmp_path_factory.mktemp("cluster")) as running:
+        cluster = {"scheduler": running.address, "tls": running.tls, "db": url}
         grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False, **cluster)
         protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
         before = results_of(out, honest)
