@@ -202,7 +202,7 @@ def main(argv=None) -> int:
         "--no-code-scan",
         dest="scan_code",
         action="store_false",
-        help="run student code even when it looks like tampering (verdicts and sandbox still apply); "
+        help="run student code as it is: no early scan and no answer guard (verdicts and sandbox still apply); "
         "for code you trust, such as the course's own robustness tests",
     )
     grading.set_defaults(func=cmd_grade)

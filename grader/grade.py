@@ -127,7 +127,8 @@ def grade(
     """Grade every submission in `submitted` into `out`, on a local Dask cluster of `jobs`
     processes or on the cluster at `scheduler` (with the client certificate in `tls`, default
     build/tls), into the SQLite gradebook under `out` or the database at `db`.
-    `scan_code=False` skips the tampering scan (tests use it to prove the verdicts alone)."""
+    `scan_code=False` runs student code as it is, with neither the early scan nor the answer guard
+    (tests use it to prove that the verdicts and the sandbox hold by themselves)."""
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
