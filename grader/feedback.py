@@ -29,6 +29,7 @@ from ch4protocol import ANSWER_MAGIC
 from ch4protocol import MIME as EVIDENCE_MIME
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
@@ -37,6 +38,7 @@ from traitlets import Any, Bool, List, Unicode
 MAX_OUTPUT_CHARS = 100_000  # one MIME entry, stream text or traceback
 MAX_OUTPUTS = 1000  # outputs of one cell: a flood of tiny outputs stops here
 MAX_CELL_CHARS = 2_000_000  # all outputs of one cell together
+GRADER_OUTPUT = "ch4_grader"  # output metadata: written by the grader, not by the student's code
 MARK = "…[输出过"  # starts every note below: how a capped output is recognised
 TRIMMED = MARK + "长，已截断]"
 DROPPED = MARK + "长（{mime}，{size} 字符），已删去]"
@@ -175,6 +177,32 @@ def autograde_preprocessors(execute=CappedExecute) -> list:
 
 # ---------------------------------------------------------------------------------------------
 # The page
+
+
+class HideHiddenTestOutput(Preprocessor):
+    """The answer sees the inputs a hidden test calls it with, so nothing it produced while a
+    hidden test ran (or in a cell of its own after one) reaches the student's page: a hidden test
+    keeps only the grader's evidence notice and its verdict (the last output, added by the
+    grader), with a note. The autograded notebook keeps everything for the instructor."""
+
+    def preprocess(self, nb, resources):
+        from grader import messages, verdict
+
+        hidden, after_hidden = verdict.hidden_tests(resources["nbgrader"]["assignment"]), False
+        note = new_output("stream", name="stdout", text=messages.HIDDEN_OUTPUT_DROPPED + "\n")
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader") or {}
+            test = meta.get("grade_id") if meta.get("grade") else None
+            after_hidden = after_hidden or test in hidden
+            outputs = cell.get("outputs", [])
+            if cell.cell_type != "code" or not after_hidden or not outputs:
+                continue
+            if test in hidden:
+                kept = [out for out in outputs[:-1] if out.get("metadata", {}).get(GRADER_OUTPUT)] + outputs[-1:]
+                cell.outputs = kept if len(kept) == len(outputs) else [*kept[:-1], note, *kept[-1:]]
+            elif not meta.get("locked"):  # a cell of the student's own after a hidden test
+                cell.outputs = [note]
+        return nb, resources
 
 
 class SanitizeFeedback(SanitizeHTML):

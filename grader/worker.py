@@ -88,6 +88,7 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     config.GenerateFeedback.preprocessors = [
         GetGrades,
         ClearHiddenTests,
+        feedback.HideHiddenTestOutput,
         CSSHTMLHeaderPreprocessor,
         feedback.SanitizeFeedback,
     ]
@@ -134,8 +135,7 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
     """Run the verdicts here on the kernel's evidence; their points replace nbgrader's.
 
     Each test cell's feedback gets the verdict as an output; evidence payloads are reduced to
-    their one-line text. What the answer printed while a hidden test ran, or in a cell of its own
-    after one, is left out: it could carry the hidden inputs. Returns (notes, flags)."""
+    their one-line text. Returns (notes, flags)."""
     path = course.notebook_path(root / "autograded" / student, assignment)
     nb = nbformat.read(path, as_version=4)
     evidence, anomalies = verdict.read_evidence(nb)
@@ -147,15 +147,13 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
         notes.append(messages.tampering(anomalies))
     if refused:
         notes.append(messages.refused_while_running(refused))
-    hidden, after_hidden = verdict.hidden_tests(assignment), False
     for cell in nb.cells:
         test = cell.metadata.get("nbgrader", {}).get("grade_id") if verdict.is_test(cell) else None
-        after_hidden = after_hidden or test in hidden
-        if cell.cell_type == "code" and after_hidden and (test in hidden or _written_by_student(cell)):
-            _drop_answer_output(cell)
         for out in cell.get("outputs", []):
             if verdict.MIME in out.get("data", {}):
                 out["data"] = {"text/plain": out["data"].get("text/plain", "")}
+                if test is not None and test in evidence:  # the evidence the verdict read
+                    out["metadata"] = {feedback.GRADER_OUTPUT: True}
         result = results.get(test)
         if result is not None:
             passed = result.passed and not anomalies
@@ -172,18 +170,6 @@ def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tu
             grade.needs_manual_grade = False
         gb.db.commit()
     return notes, flags
-
-
-def _written_by_student(cell) -> bool:
-    return not cell.metadata.get("nbgrader", {}).get("locked")
-
-
-def _drop_answer_output(cell) -> None:
-    """Keep a cell's evidence output (the grader's own line) and nothing the answer printed."""
-    kept = [out for out in cell.get("outputs", []) if verdict.MIME in out.get("data", {})]
-    if len(kept) < len(cell.get("outputs", [])):
-        kept.append(nbformat.v4.new_output("stream", name="stdout", text=messages.HIDDEN_OUTPUT_DROPPED + "\n"))
-    cell.outputs = kept
 
 
 _courses: dict[int, tuple[Path, object, set]] = {}  # per process and cell timeout: (root, api, staged)
