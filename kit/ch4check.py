@@ -26,8 +26,10 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
+import html
 import importlib
 import io
+import linecache
 import os
 import re
 import types
@@ -360,6 +362,7 @@ class _Tests:
     setup_source = ""
     rule_problems: dict[str, list[str]] = {}  # cell -> the rules it breaks, while a student works
     cell_id: str | None = None  # the cell running now, while a student works
+    runs = 0  # test cells run so far: each body gets a file name of its own for tracebacks
 
 
 def start_tests(interface) -> None:
@@ -380,9 +383,11 @@ def start_tests(interface) -> None:
         return
     history = shell.user_ns.get("In") or [""]
     _Tests.setup_source = history[-1] if isinstance(history[-1], str) else ""
-    ch4guard.start(_Tests.setup_source)
+    ch4guard.start(_Tests.setup_source, fresh=grading())
     shell.register_magic_function(_ch4test, magic_kind="cell", magic_name=TEST_MAGIC.lstrip("%"))
     shell.register_magic_function(_ch4answer, magic_kind="cell", magic_name=ANSWER_MAGIC.lstrip("%"))
+    pass  # BROKEN
+    _BASELINE["IPython custom_exceptions"] = tuple(shell.custom_exceptions)  # the kit's own: not tampering
     if not grading():
         if _confine not in shell.input_transformers_cleanup:  # the setup cell may run twice
             shell.input_transformers_cleanup.append(_confine)
@@ -432,7 +437,7 @@ def _ch4test(line: str, cell: str) -> None:
 
     problems = [p for found in _Tests.rule_problems.values() for p in found]
     if problems and not grading():
-        raise AssertionError("作答区没有遵守作答规则，评分时本题记 0 分：" + "；".join(problems[:5]))
+        raise TestFailed("❌ 作答区没有遵守作答规则，评分时本题记 0 分：" + "；".join(problems[:5]))
     # The answer's names live in the answer namespace. A cell run unconfined (grading with
     # --no-code-scan, to prove the other defences alone) defines them in IPython's namespace,
     # where a confined answer cannot write.
@@ -446,6 +451,59 @@ def _ch4test(line: str, cell: str) -> None:
         return collect(test_id, compute)
 
     namespace = test_namespace(cell, interface, collect=collecting, seed_for=seed_for)
-    run_test_body(cell, namespace, "<测试单元格>")
+    _Tests.runs += 1
+    filename = _remember_source(f"<测试单元格 {_Tests.runs}>", cell)
+    try:
+        run_test_body(cell, namespace, filename)
+    except AssertionError as err:  # a verdict: the student reads its message, not the kit's frames
+        verdict = TestFailed(f"❌ {'、'.join(ids) or '这个测试'} 未通过：{str(err).strip() or '断言失败'}")
+        raise verdict.with_traceback(err.__traceback__) from None
     if not grading():
         print(f"✅ {', '.join(ids)} 通过" if ids else "ℹ️ 隐藏测试：评分时才运行")
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures a student can read. IPython would show a failed test as a traceback through the cell
+# magic (a line repeating the whole cell) and the kit, with the verdict's sentence last. The
+# kit's handler makes the message the error output itself, so it is the first line under the
+# cell, in JupyterLab, in nbgrader's Validate and in `make check`; the traceback stays one
+# click away, collapsed below it.
+
+
+class TestFailed(AssertionError):
+    """A test cell's verdict failed; its message is the whole of what the student needs."""
+
+
+FULL_TRACEBACK = "完整的出错信息（traceback，一般不需要看）"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _remember_source(filename: str, source: str) -> str:
+    """Let tracebacks show the lines of code that was compiled from a string."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return filename
+
+
+def _from_course_code(tb):
+    """The traceback from the first frame of a test body or an answer cell on: the frames above
+    it are the cell magic's call (the whole cell repeated on one line) and the kit's."""
+    start = tb
+    while start is not None and not start.tb_frame.f_code.co_filename.startswith(("<测试单元格", "<作答区")):
+        start = start.tb_next
+    return start or tb
+
+
+def _message_first(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler (``set_custom_exc``) for TestFailed and the answer guard's refusals."""
+    message = str(value).strip() or etype.__name__
+    full = shell.InteractiveTB.structured_traceback(etype, value, _from_course_code(tb), tb_offset=tb_offset)
+    full = _ANSI.sub("", shell.InteractiveTB.stb2text(full))
+    if grading():  # the autograded notebook and its feedback keep plain outputs: the message, then the frames
+        shell._showtraceback(etype, value, [message, "", full])
+        return None
+    shell._showtraceback(etype, value, [message])  # its ename is the reply's: nbgrader adds no copy
+    from IPython.display import display
+
+    collapsed = f"<details><summary>{FULL_TRACEBACK}</summary><pre>{html.escape(full)}</pre></details>"
+    display({"text/html": collapsed, "text/plain": f"{FULL_TRACEBACK}：\n{full}"}, raw=True)
+    return None

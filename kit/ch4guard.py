@@ -948,9 +948,12 @@ def namespace() -> dict:
     return _Cells.namespace
 
 
-def start(setup_source: str = "") -> dict:
-    """A fresh answer namespace holding what the setup cell imported, as far as an answer may."""
-    _Cells.namespace = new_namespace()
+def start(setup_source: str = "", fresh: bool = True) -> dict:
+    """The answer namespace with what the setup cell imported, as far as an answer may: a fresh
+    one, or (`fresh=False`, a student running the setup cell again) the one they have, so that
+    their answer stays defined."""
+    if fresh or _Cells.namespace is None:
+        _Cells.namespace = new_namespace()
     _exclude_from_jax_tracebacks()
     try:
         tree = ast.parse(setup_source)

@@ -3,32 +3,49 @@
     python -m ch4validate exercises/softplus/softplus.ipynb [more notebooks ...]
 
 Runs nbgrader's own Validator (a fresh kernel executes the whole notebook) and prints one line
-per notebook, then the first line of each failing test's error. Exit code 0 when every notebook
-passes its visible tests, 1 when one does not (plain `nbgrader validate` exits 0 either way), 2
-when a path is not a notebook. Messages are in Chinese, like the course.
+per notebook, then each failing test's message, whole (a message may span lines: the values it
+got). Exit code 0 when every notebook passes its visible tests, 1 when one does not (plain
+`nbgrader validate` exits 0 either way), 2 when a path is not a notebook. Messages are in
+Chinese, like the course.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
+# The kernel's start-up warnings (ipykernel warns, on every start, that its local TCP sockets are
+# unencrypted) would reach the student's terminal once per notebook; only errors do.
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR", "--HistoryManager.hist_file=:memory:"]
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-def last_line(error: str) -> str:
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "（没有错误信息）"
+
+def message(error: str) -> str:
+    """A failed test's message as the student reads it under the cell. The kit makes the message
+    the whole error output (kit/ch4check.py); anything else (an error outside the kit) is a
+    Python traceback, whose last line says what went wrong."""
+    lines = [line.rstrip() for line in _ANSI.sub("", error).strip().splitlines() if line.strip()]
+    if not lines:
+        return "（没有错误信息）"
+    if lines[0].lstrip().startswith(("Traceback", "---")) or lines[0].lstrip().startswith("Cell In"):
+        return lines[-1].strip()
+    return "\n".join(lines)
 
 
 def check(path: Path) -> list[str]:
     """The problems nbgrader's Validator finds in one notebook (empty: the visible tests pass)."""
     from nbgrader.validator import Validator
+    from traitlets.config import Config
 
-    results = Validator().validate(str(path))
+    config = Config()
+    config.Execute.extra_arguments = KERNEL_ARGS
+    results = Validator(config=config).validate(str(path))
     if results.get("type_changed"):
         return ["有单元格的类型被改动了（例如代码单元格改成了 Markdown）：请从 exercises/ 重新取一份原题再作答"]
     if results.get("changed"):
         return ["有测试单元格被改动了：请恢复原样（评分时会用原题的测试单元格）"]
-    return [last_line(failed["raw_error"]) for failed in results.get("failed", [])]
+    return [message(failed["raw_error"]) for failed in results.get("failed", [])]
 
 
 def main(argv: list[str]) -> int:
@@ -47,7 +64,7 @@ def main(argv: list[str]) -> int:
             failing += 1
             print(f"❌ {name}：{len(problems)} 处未通过")
             for problem in problems:
-                print(f"   · {problem}")
+                print("   · " + problem.replace("\n", "\n     "))
         else:
             print(f"✅ {name}：可见测试全部通过")
     if failing:
