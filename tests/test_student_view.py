@@ -1,6 +1,9 @@
 """What a student sees while working (no grader involved): the test cells run in their own
 namespace, say ✅ when they pass, and a rule the answer breaks is reported at once, in the answer
-cell and in every test, with the same words the grader would use."""
+cell and in every test, with the same words the grader would use. A failure reads as its Chinese
+message alone, first under the cell; the traceback is collapsed below it."""
+
+import re
 
 import pytest
 from nbclient import NotebookClient
@@ -10,7 +13,8 @@ from grader import answers, course, nbtools
 pytestmark = pytest.mark.xdist_group("student-view")
 
 
-def run(answer: str):
+def run(answer: str, raw: dict | None = None):
+    """{grade_id: the cell's outputs as text}; `raw`, if given, gets {grade_id: the outputs}."""
     nb = answers.with_answer(answers.release_notebook("softplus"), answer)
     NotebookClient(
         nb, extra_arguments=course.KERNEL_ARGS, kernel_name="python3", allow_errors=True, timeout=120
@@ -20,6 +24,8 @@ def run(answer: str):
         if cell.cell_type == "code":
             gid = cell.metadata.get("nbgrader", {}).get("grade_id")
             outputs[gid] = "\n".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}" for o in cell.outputs)
+            if raw is not None:
+                raw[gid] = cell.outputs
     return outputs
 
 
@@ -41,7 +47,7 @@ def test_a_broken_rule_is_reported_before_handing_in():
     outputs = run(answers.reference_answer("softplus") + "\nimport os\n")
     assert "没有遵守作答规则" in outputs["answer"] and "导入了 os" in outputs["answer"]
     for test in ("test_custom_vjp", "test_visible_values", "test_visible_jit_vmap"):
-        assert "AssertionError: 作答区没有遵守作答规则" in outputs[test], outputs[test]
+        assert "TestFailed: ❌ 作答区没有遵守作答规则" in outputs[test], outputs[test]
 
 
 def test_redefined_test_names_do_not_reach_the_tests():
@@ -57,4 +63,31 @@ def isinstance(*args):
 """
     outputs = run(wrong + forger)
     assert "✅ test_custom_vjp 通过" in outputs["test_custom_vjp"]  # it is a custom_vjp
-    assert "AssertionError" in outputs["test_visible_values"], outputs["test_visible_values"]  # overflow at 1000
+    assert "TestFailed: ❌ test_visible_values 未通过" in outputs["test_visible_values"], outputs["test_visible_values"]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def shown_first(outputs) -> tuple[str, str]:
+    """(what a failed cell's error output shows, the collapsed traceback below it)."""
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert len(errors) == 1, f"expected one error output, got {[o.output_type for o in outputs]}"
+    after = outputs[outputs.index(errors[0]) + 1 :]
+    collapsed = "".join(o.get("data", {}).get("text/html", "") for o in after)
+    return "\n".join(errors[0].traceback), collapsed
+
+
+def test_a_failure_shows_the_verdict_alone_and_the_traceback_collapsed():
+    """The σ approximation of wrong_grad_approx_large_x fails test_visible_values at x = 5; a refused
+    attribute in the answer cell fails there. Each error output is the Chinese message itself."""
+    wrong = next(e for e in answers.entries("softplus") if e.slug == "grad_approx_large_x").answer
+    raw: dict = {}
+    run(wrong + "\nf = getattr(jnp, '_src')\n", raw)
+    for gid, first_line in (("test_visible_values", "❌ test_visible_values 未通过："), ("answer", "作答规则不允许")):
+        shown, collapsed = shown_first(raw[gid])
+        assert shown.startswith(first_line) and CJK.search(shown.splitlines()[0]), f"{gid} shows first:\n{shown}"
+        for kit_detail in ("Traceback", "run_cell_magic", "ch4check", "ch4guard", "Could not get source"):
+            assert kit_detail not in shown, f"{gid}: the error output shows {kit_detail!r}:\n{shown}"
+        assert collapsed.startswith("<details>") and "Traceback" in collapsed, f"{gid}: no collapsed traceback"
+    assert "Could not get source" not in shown_first(raw["test_visible_values"])[1], "the test body has no source"
