@@ -19,6 +19,24 @@ from /proc/stat: kernels, graders and Dask together) and the lowest ratio that C
 no schedule on this machine's cores can grade faster than its CPU per notebook divided by
 the number of cores.
 
+The peer is plain `nbgrader autograde` (what an instructor would run without this course) on the
+same class in the same run: a course folder per process whose source is `solutions/` as it is
+(so its kernels run every test cell whole, verdicts included), cold kernels, nbgrader's own
+Execute, as many processes as the mode has workers, each autograding its share of the class.
+The table gives the ratio to it beside the ratio to the floor.
+
+CPU is counted for this process tree only when it can be: the benchmark moves itself into a
+cgroup of its own (`cpuacct`, v1, or the unified hierarchy, v2) and every process it starts
+inherits it, so other users of a shared machine do not count (the sandbox moves kernels into
+their own pids and memory cgroups, not out of this one). Otherwise it falls back to the whole
+machine's busy time (/proc/stat), which the table then says.
+
+`--compiles` prints, for each assignment's reference answer, the XLA compilations per test cell
+(visible and hidden), their CPU, the cell's CPU, the compilations its verdict makes in the
+grader, the cell's compile budget (`ch4.compile_budget` in its metadata), and which programs
+were compiled more than once in the notebook or only for other shapes (`grader/compiles.py`).
+Every class run ends with the compilations per assignment.
+
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
 one process, medians of the repeats): starting the kernel, the cells (their time and the CPU the
 machine spent on them), stopping it, for the floor and for the grader's sandboxed kernels, and
@@ -43,6 +61,55 @@ from grader import answers, course, engine, sample_classes
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
 
+class CpuAccount:
+    """CPU seconds of this process and every process it starts from now on, through a cgroup of
+    its own; `None` from `open()` when no cgroup can be written here."""
+
+    def __init__(self, group: Path, usage):
+        self.group, self._usage = group, usage
+
+    @classmethod
+    def open(cls) -> CpuAccount | None:
+        v1 = Path("/sys/fs/cgroup/cpuacct")
+        v2 = Path("/sys/fs/cgroup")
+        candidates = []
+        if (v1 / "cpuacct.usage").exists():
+            candidates.append((v1, lambda g: int((g / "cpuacct.usage").read_text()) / 1e9))
+        if (v2 / "cgroup.controllers").exists():
+            candidates.append((v2, cls._v2_usage))
+        for root, usage in candidates:
+            group = root / f"ch04-bench-{os.getpid()}"
+            try:
+                group.mkdir(exist_ok=True)
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+                return cls(group, usage)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    group.rmdir()
+        return None
+
+    @staticmethod
+    def _v2_usage(group: Path) -> float:
+        stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
+        return int(stat["usage_usec"]) / 1e6
+
+    def seconds(self) -> float:
+        return self._usage(self.group)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.group.parent / "cgroup.procs").write_text(str(os.getpid()))
+            self.group.rmdir()
+
+
+_ACCOUNT: list[CpuAccount | None] = [None]
+
+
+def cpu_seconds() -> float:
+    """This process tree's CPU seconds (its cgroup), or the whole machine's busy seconds."""
+    return _ACCOUNT[0].seconds() if _ACCOUNT[0] is not None else busy_seconds()
+
+
 def busy_seconds() -> float:
     """Core-seconds this machine has spent busy since boot (every process, every core)."""
     with open("/proc/stat") as stat:
@@ -52,10 +119,10 @@ def busy_seconds() -> float:
 
 
 def measured(run) -> tuple[float, float]:
-    """(wall seconds, busy core-seconds) of calling run()."""
-    wall, busy = time.perf_counter(), busy_seconds()
+    """(wall seconds, CPU core-seconds: this process tree's, or the machine's) of calling run()."""
+    wall, busy = time.perf_counter(), cpu_seconds()
     run()
-    return time.perf_counter() - wall, busy_seconds() - busy
+    return time.perf_counter() - wall, cpu_seconds() - busy
 
 
 def make_class(dest: Path, size: int) -> None:
@@ -82,6 +149,50 @@ def floor(notebooks: list[Path], jobs: int) -> tuple[float, float]:
     def run():
         with ProcessPoolExecutor(jobs) as pool:
             list(pool.map(_execute, [str(p) for p in notebooks]))
+
+    return measured(run)
+
+
+def _stage_share(root: Path, submitted: Path, students: list[str]) -> None:
+    """A plain nbgrader course folder: the assignments released from `solutions/` as they are
+    (registered in its gradebook) and this share of the class submitted."""
+    import shutil
+
+    from grader import release
+
+    release.generate_release(course.ASSIGNMENTS, release=root / "release", course_root=root)
+    for student in students:
+        shutil.copytree(submitted / student, root / "submitted" / student)
+
+
+def _autograde_share(root: str) -> None:
+    """`nbgrader autograde` of every submission in a course folder staged by `_stage_share`."""
+    import logging
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    root_path = Path(root)
+    config = course.nbgrader_config(root_path, release=root_path / "release")
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    api.log.setLevel(logging.ERROR)
+    for folder in sorted((root_path / "submitted").iterdir()):
+        for assignment in sorted(p.name for p in folder.iterdir()):
+            api.autograde(assignment, folder.name, force=True, create=True)
+
+
+def nbgrader_peer(submitted: Path, scratch: Path, jobs: int) -> tuple[float, float]:
+    """Plain `nbgrader autograde` of the class in `jobs` processes (course folders staged first,
+    outside the timing)."""
+    students = sorted(p.name for p in submitted.iterdir() if p.is_dir())
+    shares = [students[k::jobs] for k in range(jobs)]
+    roots = [Path(tempfile.mkdtemp(dir=scratch, prefix="nbgrader-")) for _ in shares]
+    for root, share in zip(roots, shares, strict=True):
+        _stage_share(root, submitted, share)
+
+    def run():
+        with ProcessPoolExecutor(jobs) as pool:
+            list(pool.map(_autograde_share, [str(r) for r in roots]))
 
     return measured(run)
 
@@ -180,47 +291,101 @@ def breakdown(scratch: Path, repeats: int) -> None:
         print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
+def compile_report(detail: bool) -> list[tuple[str, int, int, float]]:
+    """Per assignment (reference answer): compilations in the kernel's test cells, in its
+    verdicts, and their CPU; with `detail`, per test cell and what repeats."""
+    from grader import compiles
+
+    totals = []
+    for assignment in course.ASSIGNMENTS:
+        cells = [c for c in compiles.measure(assignment) if c.cell.startswith("test")]
+        totals.append((assignment, sum(c.count for c in cells), sum(c.verdict_compiles for c in cells),
+                       sum(c.compile_cpu for c in cells)))  # fmt: skip
+        if not detail:
+            continue
+        print(f"\n{assignment}: {totals[-1][1]} compilations in the test cells, {totals[-1][3]:.2f} s CPU")
+        print(f"  {'test cell':<28} {'kind':>7} {'compiles':>8} {'budget':>6} {'compile CPU':>11} {'cell CPU':>8} "
+              f"{'verdict':>7}")  # fmt: skip
+        for c in cells:
+            budget = "" if c.budget is None else str(c.budget)
+            print(f"  {c.cell:<28} {'hidden' if c.hidden else 'visible':>7} {c.count:>8} {budget:>6} "
+                  f"{c.compile_cpu:>11.2f} {c.cpu:>8.2f} {c.verdict_compiles:>7}")  # fmt: skip
+        same, shapes = compiles.repeats(cells)
+        if same:
+            print("  compiled again with the same name and shapes (a new trace of the same program, or the same")
+            print("  primitive under another transformation):")
+            for (name, shape), n in same.most_common(8):
+                print(f"    {n}x {name} {shape[:100]}")
+        if shapes:
+            print("  compiled for more than one set of shapes:")
+            for name, found in sorted(shapes.items(), key=lambda kv: -len(kv[1]))[:8]:
+                print(f"    {name}: {len(found)} shapes")
+    print("\ncompilations per assignment (reference answer, test cells): kernel / verdicts in the grader / kernel CPU")
+    for assignment, kernel, verdicts, cpu in totals:
+        print(f"  {assignment:<18} {kernel:>5} {verdicts:>5} {cpu:>7.2f} s")
+    return totals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 400])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", nargs="+", default=list(WORKERS), choices=list(WORKERS))
     parser.add_argument("--breakdown", action="store_true", help="where one notebook's time goes, per assignment")
+    parser.add_argument("--compiles", action="store_true", help="XLA compilations per test cell of each reference")
+    parser.add_argument("--no-peer", action="store_true", help="skip plain nbgrader autograde")
     args = parser.parse_args()
+    if args.compiles:
+        compile_report(detail=True)
+        return
+    _ACCOUNT[0] = CpuAccount.open()
+    counted = "this process tree (its cgroup)" if _ACCOUNT[0] else "the whole machine (/proc/stat: others count too)"
     rows = []
-    with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
-        scratch = Path(scratch)
-        if args.breakdown:
-            return breakdown(scratch, args.repeats)
-        for size in args.sizes:
-            submitted = scratch / f"class-{size}"
-            make_class(submitted, size)
-            runs: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (wall, CPU) per notebook
-            for repeat in range(args.repeats):
+    try:
+        with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
+            scratch = Path(scratch)
+            if args.breakdown:
+                return breakdown(scratch, args.repeats)
+            for size in args.sizes:
+                submitted = scratch / f"class-{size}"
+                make_class(submitted, size)
+                runs: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (wall, CPU) per notebook
+                for repeat in range(args.repeats):
+                    for mode in args.modes:
+                        out = scratch / f"out-{size}-{mode}-{repeat}"  # a fresh folder: nothing cached
+                        wall, cpu = pipeline(submitted, out, mode, scratch)
+                        runs.setdefault((mode, "grader"), []).append((wall / size, cpu / size))
+                        autograded = sorted((out / "course" / "autograded").rglob("*.ipynb"))
+                        wall, cpu = floor(autograded, WORKERS[mode])
+                        runs.setdefault((mode, "floor"), []).append((wall / len(autograded), cpu / len(autograded)))
+                        if not args.no_peer:
+                            wall, cpu = nbgrader_peer(submitted, scratch, WORKERS[mode])
+                            runs.setdefault((mode, "nbgrader"), []).append((wall / size, cpu / size))
+                        print(f"  {size} notebooks, {mode}, repeat {repeat + 1}/{args.repeats} done", flush=True)
                 for mode in args.modes:
-                    out = scratch / f"out-{size}-{mode}-{repeat}"  # a fresh folder: nothing cached
-                    wall, cpu = pipeline(submitted, out, mode, scratch)
-                    runs.setdefault((mode, "grader"), []).append((wall / size, cpu / size))
-                    autograded = sorted((out / "course" / "autograded").rglob("*.ipynb"))
-                    wall, cpu = floor(autograded, WORKERS[mode])
-                    runs.setdefault((mode, "floor"), []).append((wall / len(autograded), cpu / len(autograded)))
-                    print(f"  {size} notebooks, {mode}, repeat {repeat + 1}/{args.repeats} done", flush=True)
-            for mode in args.modes:
-                medians = {
-                    kind: [statistics.median(r[i] for r in runs[(mode, kind)]) for i in (0, 1)]
-                    for kind in ("grader", "floor")
-                }
-                rows.append((size, mode, medians["grader"], medians["floor"]))
+                    medians = {
+                        kind: [statistics.median(r[i] for r in runs[(mode, kind)]) for i in (0, 1)]
+                        for kind in ("grader", "floor", "nbgrader")
+                        if (mode, kind) in runs
+                    }
+                    rows.append((size, mode, medians))
+    finally:
+        if _ACCOUNT[0] is not None:
+            _ACCOUNT[0].close()
     cores = len(os.sched_getaffinity(0))
-    header = ("N", "mode", "notebooks/s", "s/notebook", "floor s/nb", "ratio", "s/nb vs first N",
-              "CPU/nb", "floor CPU/nb", "ratio >=")  # fmt: skip
+    header = ("N", "mode", "notebooks/s", "s/notebook", "floor s/nb", "ratio", "nbgrader s/nb", "ratio",
+              "s/nb vs first N", "CPU/nb", "floor CPU/nb", "nbgrader CPU/nb", "ratio >=")  # fmt: skip
     print("\n" + "  ".join(f"{h:>{len(h) if i > 1 else 8}}" for i, h in enumerate(header)))
-    first = {mode: ours[0] for size, mode, ours, _ in rows if size == args.sizes[0]}
-    for size, mode, (ours, our_cpu), (base, base_cpu) in rows:
+    first = {mode: m["grader"][0] for size, mode, m in rows if size == args.sizes[0]}
+    for size, mode, m in rows:
+        (ours, our_cpu), (base, base_cpu) = m["grader"], m["floor"]
+        peer, peer_cpu = m.get("nbgrader", (float("nan"), float("nan")))
         cells = (f"{size:>8}", f"{mode:>8}", f"{1 / ours:11.2f}", f"{ours:10.2f}", f"{base:10.2f}")
-        cells += (f"{ours / base:5.2f}", f"{ours / first[mode]:15.2f}", f"{our_cpu:6.2f}", f"{base_cpu:12.2f}")
-        print("  ".join(cells + (f"{our_cpu / cores / base:8.2f}",)))
-    print(f"\nCPU/nb: core-seconds the machine was busy per notebook; ratio >=: the lowest ratio on {cores} cores")
+        cells += (f"{ours / base:5.2f}", f"{peer:13.2f}", f"{ours / peer:5.2f}", f"{ours / first[mode]:15.2f}")
+        cells += (f"{our_cpu:6.2f}", f"{base_cpu:12.2f}", f"{peer_cpu:15.2f}", f"{our_cpu / cores / base:8.2f}")
+        print("  ".join(cells))
+    print(f"\nCPU/nb: core-seconds of {counted} per notebook; ratio >=: the lowest ratio to the floor on {cores} cores")
+    compile_report(detail=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,243 @@
+"""How many XLA compilations each cell of a graded notebook makes, and their CPU.
+
+`measure(assignment, answer)` runs the kernel version of an assignment's source notebook (hidden
+tests included, verdicts cut, the answer confined: what a graded kernel runs, as
+`answers.quick_score` does) with a recorder in the kernel, then the verdicts here on its
+evidence, and returns one `CellCompiles` per cell: compilations in the kernel, their CPU, the
+cell's CPU, and the compilations the verdict made in this process.
+
+The recorder uses JAX's public monitoring hooks (`jax.monitoring`): the scalar event that JAX
+records when a backend compilation starts and the duration event when it ends
+(`/jax/core/compile/backend_compile_duration`), so each compilation is counted once, whichever
+path asked for it (jit, an eager primitive, a custom rule), and its CPU is the kernel process's
+CPU between the two (XLA's compiler threads included). Names and argument shapes come from the
+debug line JAX logs as it lowers a program ("Compiling <name> with global shapes and types
+..."), read with a logging handler, not by setting `jax_log_compiles`.
+
+Used by `python -m grader.benchmark --compiles` and by the compile budget test
+(tests/test_compile_budget.py), which holds each test cell's compilations on the reference
+answer under the `ch4.compile_budget` written in that cell's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import nbformat
+
+from grader import answers, course
+
+BUDGET_KEY = "ch4"  # cell metadata: {"ch4": {"compile_budget": N}} beside nbgrader's points
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_LOWERING = re.compile(r"Compiling (\S+) with global shapes and types (.*?)\. Argument mapping", re.S)
+_MARK = "__ch4_compiles__"
+
+
+def budget(cell) -> int | None:
+    """The compile budget written in a test cell's metadata, or None."""
+    value = cell.get("metadata", {}).get(BUDGET_KEY, {}).get("compile_budget")
+    return value if type(value) is int else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel side: `start()` in a cell before the setup cell, `take()` after each cell.
+
+_records: list[dict] = []
+_open: dict[str, list[float]] = {}
+_lowered: list[tuple[str, str]] = []
+_cell_cpu = [0.0]
+
+
+def start() -> None:
+    import logging
+
+    import jax
+
+    def started(event, value, **kwargs):
+        if event == COMPILE_EVENT:
+            _open.setdefault(kwargs.get("fun_name", "?"), []).append(time.process_time())
+
+    def finished(event, duration, **kwargs):
+        if event != COMPILE_EVENT:
+            return
+        name = kwargs.get("fun_name", "?")
+        cpu = time.process_time() - _open[name].pop() if _open.get(name) else float("nan")
+        shapes = next((s for n, s in reversed(_lowered) if n == name), "")
+        _records.append({"name": name, "shapes": shapes, "cpu": cpu, "wall": duration})
+
+    class Lowered(logging.Handler):
+        def emit(self, record):
+            found = _LOWERING.match(record.getMessage())
+            if found:
+                _lowered.append((found.group(1), found.group(2)))
+                del _lowered[:-50]
+
+    logger = logging.getLogger("jax._src.interpreters.pxla")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(Lowered(logging.DEBUG))
+    logger.propagate = False  # the debug lines go to the handler only, never to the cell's output
+    jax.monitoring.register_scalar_listener(started)
+    jax.monitoring.register_event_duration_secs_listener(finished)
+    _cell_cpu[0] = time.process_time()
+
+
+def take() -> None:
+    """Print, as one JSON line, the compilations since the last call and the CPU since then."""
+    now = time.process_time()
+    print(_MARK + json.dumps({"records": _records[:], "cpu": now - _cell_cpu[0]}))
+    _records.clear()
+    _cell_cpu[0] = time.process_time()
+
+
+# ---------------------------------------------------------------------------------------------
+# The grader side
+
+
+@dataclass
+class CellCompiles:
+    cell: str  # grade_id ("setup", "answer", "test_...") or "cell <k>"
+    hidden: bool
+    budget: int | None
+    records: list[dict] = field(default_factory=list)  # {"name", "shapes", "cpu", "wall"} each
+    cpu: float = 0.0  # the kernel's CPU seconds while the cell ran
+    verdict_compiles: int = 0  # compilations the verdict made in this process (caches cleared)
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    @property
+    def compile_cpu(self) -> float:
+        return sum(r["cpu"] for r in self.records)
+
+
+def _code(source: str):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = ["ch4-compiles"]
+    return cell
+
+
+def measure(
+    assignment: str, answer: str | None = None, secret: str | None = None, confined: bool = True
+) -> list[CellCompiles]:
+    """Per cell of the kernel notebook (the reference answer when `answer` is None): what it
+    compiled. `confined=False` runs the answer without the answer guard (to measure the guard)."""
+    import secrets
+
+    from ch4protocol import SEED_ENV
+    from nbclient import NotebookClient
+
+    from grader import intake, nbtools, verdict
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    answer = answers.reference_answer(assignment) if answer is None else answer
+    nb = verdict.kernel_notebook(answers.with_answer(source, answer))
+    if confined:
+        intake.confine_student_cells(nb, source)
+    hidden = verdict.hidden_tests(assignment)
+    cells, run = [], [_code("import grader.compiles as _c\n_c.start()")]
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {k}")
+        original = next((c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid), None)
+        cells.append(CellCompiles(gid, gid in hidden, budget(original) if original is not None else None))
+        run += [cell, _code("_c.take()")]
+    out = nbformat.v4.new_notebook(cells=run, metadata=nb.metadata)
+    secret = secret or secrets.token_hex(16)
+    os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})
+    try:
+        NotebookClient(
+            out,
+            extra_arguments=course.KERNEL_ARGS,
+            timeout=course.CELL_TIMEOUT,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
+        ).execute()
+    finally:
+        del os.environ[SEED_ENV]
+    marks = [c for c in out.cells if "ch4-compiles" in c.metadata.get("tags", [])][1:]
+    for cell, mark in zip(cells, marks, strict=True):
+        text = "".join(o.get("text", "") for o in mark.get("outputs", []) if o.get("name") == "stdout")
+        line = next((line for line in text.splitlines() if line.startswith(_MARK)), None)
+        if line is None:
+            raise RuntimeError(f"{assignment}: no compile record after {cell.cell}: {mark.get('outputs')}")
+        data = json.loads(line[len(_MARK) :])
+        cell.records, cell.cpu = data["records"], data["cpu"]
+    evidence, _ = verdict.read_evidence(out)
+    for cell, count in _verdict_compiles(assignment, evidence, secret).items():
+        next(c for c in cells if c.cell == cell).verdict_compiles = count
+    return cells
+
+
+def _verdict_compiles(assignment: str, evidence: dict, secret: str) -> dict[str, int]:
+    """Compilations each verdict makes here, with JAX's caches cleared first (a fresh grader)."""
+    import jax
+
+    from grader import verdict
+
+    counts: dict[str, int] = {}
+    current = [None]
+
+    def finished(event, duration, **kwargs):
+        if event == COMPILE_EVENT and current[0] is not None:
+            counts[current[0]] = counts.get(current[0], 0) + 1
+
+    jax.clear_caches()
+    jax.monitoring.register_event_duration_secs_listener(finished)
+    try:
+        tests = [c.metadata["nbgrader"]["grade_id"] for c in verdict._source(assignment).cells if verdict.is_test(c)]
+        for test in tests:  # one test at a time, so each count is that verdict's own
+            current[0] = test
+            counts.setdefault(test, 0)
+            _judge_one(assignment, evidence, secret, test)
+    finally:
+        current[0] = None
+        jax.monitoring.unregister_event_duration_listener(finished)
+    return counts
+
+
+def _judge_one(assignment: str, evidence: dict, secret: str, test: str) -> None:
+    """Run one verdict the way `verdict.judge` does (same namespace, same seed)."""
+    import functools
+
+    from ch4check import derive_seed, run_test_body, split_test_cell, test_namespace
+
+    from grader import verdict
+
+    cell = next(
+        c
+        for c in verdict._source(assignment).cells
+        if verdict.is_test(c) and c.metadata["nbgrader"]["grade_id"] == test
+    )
+    body = split_test_cell(cell.source)
+    namespace = test_namespace(
+        body,
+        {},
+        collect=functools.partial(verdict._given, evidence, test),
+        seed_for=functools.partial(derive_seed, secret),
+    )
+    try:
+        run_test_body(body, namespace, f"<{assignment}:{test}>")
+    except Exception:  # noqa: BLE001 - a failing verdict still counts what it compiled
+        pass
+
+
+def repeats(cells: list[CellCompiles]) -> tuple[Counter, dict[str, set[str]]]:
+    """(programs compiled more than once in the notebook, by name and shapes; names compiled
+    for more than one set of shapes, with those shapes)."""
+    same = Counter((r["name"], r["shapes"]) for c in cells for r in c.records)
+    shapes: dict[str, set[str]] = {}
+    for c in cells:
+        for r in c.records:
+            shapes.setdefault(r["name"], set()).add(r["shapes"])
+    return (
+        Counter({k: n for k, n in same.items() if n > 1}),
+        {name: s for name, s in shapes.items() if len(s) > 1},
+    )
