@@ -24,6 +24,10 @@ from grader import course
 KINDS = ("wrong", "right", "natural")
 # A wrong answer no visible test can catch says why on a comment line of its own file.
 VISIBLE_EXEMPT = "# visible-exempt:"
+# A wrong answer may name the hints it must get: "# hint: <test id>: <text in its message>", one
+# line per failing test. Then exactly those tests fail, each saying that: a test that isolates
+# another cause must not blame this answer for it.
+HINT = "# hint:"
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,16 @@ class Entry:
 
         doc = ast.get_docstring(ast.parse(TransformerManager().transform_cell(self.answer))) or ""
         return doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
+
+    @property
+    def hints(self) -> dict[str, str]:
+        """{test id: text its failure message must hold} from the `# hint:` lines (none: unchecked)."""
+        found = {}
+        for line in self.answer.splitlines():
+            if line.strip().startswith(HINT):
+                test, _, text = line.strip()[len(HINT) :].partition(":")
+                found[test.strip()] = text.strip()
+        return found
 
     @property
     def visible_exemption(self) -> str | None:

@@ -17,12 +17,13 @@
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from grader import REPO, answers, course, grade, sample_classes, worker
+from grader import REPO, answers, course, grade, messages, sample_classes, worker
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
@@ -31,6 +32,8 @@ SAMPLE = [
 ]
 EXPECTATIONS = [expected for expected, _ in sample_classes.selfproof_cases(SAMPLE)]  # ids only; nothing written
 pipeline_run = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
+CJK = re.compile(r"[\u4e00-\u9fff]")
+JUDGING_FAILED = messages.judging_failed(ValueError()).split("（")[0]  # "判定时出错": the verdict itself crashed
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +92,18 @@ def test_catalogue_answer(entry):
                 f"{entry.claim}: passes every visible test, only hidden ones catch it ({why}): "
                 "a student who passes the visible tests would lose points unwarned; add a visible test"
             )
+        # What the student reads first under each failing test cell: `❌ <test> 未通过：` and this
+        # line (kit/ch4check.TestFailed), a Chinese sentence, never a crash of the verdict itself.
+        for failure in got.failed:
+            test, _, first_line = failure.partition(": ")
+            assert CJK.search(first_line) and not first_line.startswith(JUDGING_FAILED), (
+                f"{entry.claim}: {test} fails without a Chinese verdict first: {first_line!r}"
+            )
+        if entry.hints:  # exactly the hinted tests fail, each with its hint: no test blames another cause
+            messages = {f.partition(": ")[0]: f.partition(": ")[2] for f in got.failed}
+            assert set(messages) == set(entry.hints), f"{entry.claim}: expected {sorted(entry.hints)} to fail: {why}"
+            for test, hint in entry.hints.items():
+                assert hint in messages[test], f"{entry.claim}: {test} says {messages[test]!r}, not {hint!r}"
     else:
         assert got.points == got.max_points, f"{entry.claim}: scored {got.points}/{got.max_points}: {why}"
         assert not got.flags, f"{entry.claim}: flagged {got.flags}; a correct answer must carry no flag: {why}"

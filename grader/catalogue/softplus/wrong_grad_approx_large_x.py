@@ -1,4 +1,7 @@
 """Violates: gradient is not sigma(x) everywhere: uses the approximation 1 - exp(-x) for x > 4."""
+# hint: test_visible_values: 梯度应为 σ(x)
+# hint: test_visible_jit_vmap: jit+vmap 下的梯度不对
+# hint: test_hidden_gradient: 不要用只在某一段近似成立的式子
 
 
 @jax.custom_vjp

@@ -1,4 +1,6 @@
 """Violates: bwd ignores the incoming cotangent g (returns sigma(x) instead of g * sigma(x))."""
+# hint: test_visible_cotangent: 余切 g 必须乘进结果里
+# hint: test_hidden_cotangent: 余切 g 必须乘进结果里
 
 
 @jax.custom_vjp
