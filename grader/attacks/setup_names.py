@@ -9,6 +9,6 @@ for attempt in (
 ):
     try:
         attempt()
-        print("STARTED or changed something")
+        print("done (inside its own kernel and sandbox only):", attempt)
     except Exception as refused:
         print("refused:", refused)
