@@ -485,12 +485,16 @@ def _remember_source(filename: str, source: str) -> str:
 
 
 def _from_course_code(tb):
-    """The traceback from the first frame of a test body or an answer cell on: the frames above
-    it are the cell magic's call (the whole cell repeated on one line) and the kit's."""
+    """The traceback from the first frame of the kit, a test body or an answer cell on: the
+    frames above are the cell's call of the magic (the whole cell repeated on one line) and IPython's."""
+    kit = os.path.dirname(__file__)
     start = tb
-    while start is not None and not start.tb_frame.f_code.co_filename.startswith(("<测试单元格", "<作答区")):
+    while start is not None:
+        filename = start.tb_frame.f_code.co_filename
+        if filename.startswith(("<测试单元格", "<作答区")) or os.path.dirname(filename) == kit:
+            return start
         start = start.tb_next
-    return start or tb
+    return tb
 
 
 def _message_first(shell, etype, value, tb, tb_offset=None):

@@ -5,12 +5,17 @@
 # on a machine with no display (it prints the address with its token instead of opening a
 # browser). LAB_PORT (default 8888; the next free one if taken) and LAB_IP (default 127.0.0.1;
 # 0.0.0.0 to reach it from another machine, e.g. through an SSH tunnel or a container port).
+# A notebook as the first argument (`make lab` gives notebooks/00_intro.ipynb) is what the printed
+# address opens; without a browser to open, Jupyter's own file argument would print the Launcher's.
 set -eu
 cd "$(dirname "$0")/.."
 python=.venv/bin/python
 [ -x "$python" ] || python=python  # an activated conda environment
 flags="--ip=${LAB_IP:-127.0.0.1} --port=${LAB_PORT:-8888} --ServerApp.root_dir=."
 if [ "$(id -u)" = 0 ]; then flags="$flags --allow-root"; fi
+case "${1:-}" in
+    *.ipynb) [ -f "$1" ] && flags="$flags --LabApp.default_url=/lab/tree/$1"; shift ;;
+esac
 if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then flags="$flags --no-browser"; fi
 # The student edition turns off nbgrader's instructor tools and its Assignment List (there is
 # no shared exchange on a student's own machine); Validate stays.
