@@ -52,5 +52,9 @@ c.Exchange.path_includes_course = True
 c.ExchangeFactory.collect = "grader.nbgrader_guard.CollectForGrading"  # by name: Formgrader shows the config as JSON
 c.CollectForGrading.destination = str(folder("CH4_COLLECTED", "build/collected"))
 
+# Formgrader renders a submission with nbconvert's MathJax from a CDN; offline its math stayed raw
+# LaTeX. Our folder first on its template path: its mathjax.html.j2 loads the server's own MathJax.
+c.HTMLExporter.template_paths = nbgrader_guard.formgrader_template_paths(REPO / "grader" / "templates" / "formgrade")
+
 # autograde, generate_feedback and generate_assignment stop before they touch anything.
 nbgrader_guard.protect(c)

@@ -48,6 +48,11 @@ OUTPUT_MESSAGES = {"stream", "display_data", "execute_result", "error", "update_
 TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_DIR = "_mathjax"  # under OUT/feedback; pages are OUT/feedback/<student>/<assignment>/*.html
 MATHJAX_URL = f"../../{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# A page released to a student (report.release_layout) is fetched into the folder their Jupyter
+# server serves, as ch04/<assignment>/feedback/<timestamp>/<page>.html, and opened at
+# <server>/files/ch04/...: five folders up is the server itself, whose jupyter-server-mathjax
+# extension serves the same MathJax 2 (Safe on).
+RELEASED_MATHJAX_URL = "../../../../../static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 
 # Long verdict lines and student output wrap instead of widening the page.
 CSS = """

@@ -48,6 +48,7 @@ class Outcome:
     digest: str = ""
     graded: bool = False  # False: nbgrader produced no score (the notes say why)
     flags: list[str] = field(default_factory=list)  # "tampering", "rules", "unsandboxed": for the instructor
+    timestamp: str = ""  # when it was handed in: nbgrader's timestamp.txt, if the exchange wrote one
 
 
 def prepare_course(root: Path, url: str) -> None:
@@ -173,7 +174,7 @@ def grade(
                 )
                 graded = worker.Graded(worker.Result(False, [messages.result_refused()]))
                 outcome.digest = ""  # never taken as done: a re-run grades it again
-            _store(root, graded, outcome)
+            _store(root, graded, outcome, review=reason is None)  # a refused result records nothing
             _journal(root, outcome)
             count[0] += 1
             status = "ok" if not outcome.notes else report.escaped(outcome.notes[0][:70])
@@ -245,15 +246,30 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code,
         outcomes[(student, assignment)] = outcome
         target = course.notebook_path(root / "submitted" / student, assignment)
         shutil.rmtree(target.parent, ignore_errors=True)
+        _keep_nbgrader_files(folder, target.parent, outcome)
         if nb is not None and _write_for_grading(nb, target, outcome):
             seed = worker.student_seed(root, student, assignment)
             tasks.append(
                 worker.Task(student, assignment, target.read_bytes(), seed, sources[assignment], cell_timeout, ceiling)
             )
-        else:  # unreadable: 0 with the reason, stored now
+        else:  # unreadable or not run: 0 with the reason, stored now
+            if "rules" in outcome.flags:  # readable: kept for the person who reviews it
+                kept = intake.read_submission(folder, assignment, releases[assignment])[0]
+                if kept is not None:
+                    _write_for_grading(kept, target, outcome)
             _store(root, None, outcome)
             _journal(root, outcome)
     return outcomes, tasks
+
+
+def _keep_nbgrader_files(folder: Path, target: Path, outcome: Outcome) -> None:
+    """nbgrader's timestamp.txt and submission_secret.txt, where nbgrader's own tools look for them
+    in the course folder: Formgrader shows the time, release_feedback names the page by the secret."""
+    target.mkdir(parents=True, exist_ok=True)
+    found = intake.nbgrader_files(folder)
+    for name, text in found.items():
+        (target / name).write_text(text, encoding="ascii")
+    outcome.timestamp = found.get("timestamp.txt", "")
 
 
 def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:
@@ -325,11 +341,13 @@ def _refusal(graded, assignment: str, points: dict[str, float]) -> str | None:
     return None
 
 
-def _store(root: Path, graded: worker.Graded | None, outcome: Outcome) -> None:
-    """Put one submission's result into OUT_DIR/course and the gradebook, replacing any earlier one."""
+def _store(root: Path, graded: worker.Graded | None, outcome: Outcome, review: bool = True) -> None:
+    """Put one submission's result into OUT_DIR/course and the gradebook, replacing any earlier one.
+    A submission that earned no score (unreadable, a broken rule, a crash) is recorded with 0 and
+    the reason, marked for a person to review in Formgrader (`review=False`: nothing recorded)."""
     student, assignment = outcome.student, outcome.assignment
     autograded = course.notebook_path(root / "autograded" / student, assignment)
-    pages = root / "feedback" / student / assignment
+    pages = root / report.WORKER_FEEDBACK / student / assignment
     shutil.rmtree(autograded.parent, ignore_errors=True)
     shutil.rmtree(pages, ignore_errors=True)
     succeeded = graded is not None and graded.result.succeeded
@@ -344,18 +362,55 @@ def _store(root: Path, graded: worker.Graded | None, outcome: Outcome) -> None:
         pages.mkdir(parents=True)
         for name, page in graded.feedback.items():
             (pages / Path(name).name).write_bytes(page)
+    elif review:
+        report.write_review_notebook(root, outcome)
+    flagged = not succeeded or any(flag != "unsandboxed" for flag in outcome.flags)
     with course.gradebook(root) as gb:
         outcome.max_score = gb.find_assignment(assignment).max_score
-        gb.update_or_create_student(student)
-        record_submission(gb, student, assignment, graded.scores if succeeded else None)
+        _add_student(gb, student)
+        scores = graded.scores if succeeded else None
+        reason = "\n".join(outcome.notes) if review and (flagged or outcome.notes) else None
+        record_submission(gb, student, assignment, scores, outcome.timestamp, reason, flagged)
         if succeeded:
             outcome.score, outcome.graded = gb.find_submission(assignment, student).score, True
 
 
-def record_submission(gb, student: str, assignment: str, scores: dict[str, float] | None) -> None:
-    """Replace the student's submission of `assignment` by one with these autograded scores (or
-    by none), in one transaction: a retried task or a re-run never counts twice or half."""
+def _add_student(gb, student: str) -> None:
+    """Formgrader shows students as "last name, first name": on a shared server the Unix account's
+    full name, else the id. Names already in the gradebook (an imported roster) are kept."""
+    import pwd
+
+    from nbgrader.api import MissingEntry
+
+    try:
+        gb.find_student(student)
+        return
+    except MissingEntry:
+        pass
+    try:
+        full = pwd.getpwnam(student).pw_gecos.split(",")[0].strip()
+    except KeyError:
+        full = ""
+    first, _, last = (full or student).rpartition(" ")
+    gb.add_student(student, first_name=first, last_name=last)
+
+
+def record_submission(
+    gb,
+    student: str,
+    assignment: str,
+    scores: dict[str, float] | None,
+    timestamp: str = "",
+    reason: str | None = None,
+    flagged: bool = False,
+) -> None:
+    """Replace the student's submission of `assignment` by one with these autograded scores, in
+    one transaction: a retried task or a re-run never counts twice or half. Without scores, a
+    submission at 0 that needs a person (every grade marked for manual grading), or, without a
+    reason either, none. The reason (the grader's notes) is the answer cell's comment, the first
+    thing Formgrader shows beside the student's code; `flagged` raises Formgrader's flag."""
     from nbgrader.api import Comment, Grade, MissingEntry, SubmittedAssignment, SubmittedNotebook
+    from nbgrader.utils import parse_utc
 
     db = gb.db
     try:
@@ -369,21 +424,26 @@ def record_submission(gb, student: str, assignment: str, scores: dict[str, float
                     db.delete(row)
             db.delete(old)
             db.flush()
-        if scores is not None:
+        if scores is not None or reason is not None:
             with db.no_autoflush:  # every row is made first, then added and flushed together
                 submission = SubmittedAssignment(
-                    assignment=gb.find_assignment(assignment), student=gb.find_student(student)
+                    assignment=gb.find_assignment(assignment),
+                    student=gb.find_student(student),
+                    timestamp=parse_utc(timestamp) if timestamp else None,
                 )
                 rows = [submission]
                 for notebook in submission.assignment.notebooks:
-                    submitted = SubmittedNotebook(notebook=notebook, assignment=submission)
+                    submitted = SubmittedNotebook(notebook=notebook, assignment=submission, flagged=flagged)
                     rows.append(submitted)
                     for cell in notebook.grade_cells:
-                        score = scores.get(cell.name, 0.0)
+                        score, unscored = (scores or {}).get(cell.name, 0.0), scores is None
                         rows.append(
-                            Grade(cell_id=cell.id, notebook=submitted, auto_score=score, needs_manual_grade=False)
+                            Grade(cell_id=cell.id, notebook=submitted, auto_score=score, needs_manual_grade=unscored)
                         )
-                    rows += [Comment(cell_id=cell.id, notebook=submitted) for cell in notebook.solution_cells]
+                    rows += [
+                        Comment(cell_id=cell.id, notebook=submitted, auto_comment=reason)
+                        for cell in notebook.solution_cells
+                    ]
                 db.add_all(rows)
         db.commit()
     except BaseException:

@@ -243,3 +243,24 @@ def folder_digest(folder: Path) -> str:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
         sha.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return sha.hexdigest()
+
+
+# What nbgrader's `submit` writes beside the notebook and `collect` copies: when it was handed in
+# (Formgrader's timestamp, lateness) and the secret that names its feedback in the exchange.
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+
+def nbgrader_files(folder: Path) -> dict[str, str]:
+    """{name: text} of the NBGRADER_FILES a submission folder holds as short plain files."""
+    found = {}
+    for name in NBGRADER_FILES:
+        path = folder / name
+        try:
+            if folder.is_symlink() or path.is_symlink() or not path.is_file() or path.stat().st_size > 1024:
+                continue
+            text = path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text and text.isprintable():
+            found[name] = text
+    return found

@@ -14,6 +14,8 @@ so nothing here changes how the course grades.
   ?path=OUT/course), which reads that folder's nbgrader_config.py instead of the repository's.
 * `CollectForGrading` collects into a folder of its own, in the layout `grader grade` reads,
   instead of the course folder's submitted/ (the pipeline's working copy, rewritten on each run).
+* `formgrader_template_paths` puts grader/templates/formgrade first, so Formgrader's pages load
+  MathJax from the Jupyter server rather than a CDN.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import nbgrader
 from nbconvert.exporters import NotebookExporter
 from nbgrader.converters.base import NbGraderException
 from nbgrader.exchange.default import ExchangeCollect
@@ -103,3 +106,14 @@ def warn_once(message: str) -> None:
     if message not in _said:
         _said.add(message)
         print(message, file=sys.stderr)
+
+
+def formgrader_template_paths(first: Path) -> list[str]:
+    """The folders Formgrader's page template is looked up in, with `first` before them all.
+    (Formgrader sets its template folder itself, after reading nbgrader_config.py, so only the
+    whole path, which it leaves alone, can put a folder of ours in front.)"""
+    from nbconvert.exporters import HTMLExporter
+
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
+    exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[str(formgrader)])
+    return [str(first), *exporter.template_paths]

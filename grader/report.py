@@ -1,5 +1,7 @@
 """What an instructor reads after grading: grades.csv, the feedback pages (nbgrader's, with
-the grader's notes on top, or a page of their own when nothing was graded), the score table.
+the grader's notes on top, or a page of their own when nothing was graded), the score table,
+and for Formgrader a notebook to review where nothing was graded; and, in nbgrader's own layout,
+the pages `nbgrader release_feedback` hands to students through the exchange.
 
 Student ids and notes come from students: in grades.csv a cell a spreadsheet would read as a
 formula is neutralised, and the terminal never gets a control or bidirectional character raw."""
@@ -8,11 +10,19 @@ from __future__ import annotations
 
 import csv
 import html
+import re
 import shutil
 import unicodedata
 from pathlib import Path
 
-from grader import feedback, messages
+import nbformat
+
+from grader import course, feedback, messages
+from grader.intake import NBGRADER_FILES
+
+# OUT/course/<WORKER_FEEDBACK>/<student>/<assignment>/: the page each worker made, before the
+# grader's notes. OUT/course/feedback/ is nbgrader's: what release_feedback sends (see below).
+WORKER_FEEDBACK = "worker-feedback"
 
 # Control, format (bidirectional overrides such as U+202E, zero-width characters), surrogate
 # (undecodable bytes in a file name) and line-breaking characters: text holding one shows as
@@ -46,13 +56,14 @@ def _notes_html(outcome) -> str:
 
 
 def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
-    """OUT/feedback/<student>/<assignment>/*.html and OUT/grades.csv for every outcome."""
+    """OUT/feedback/<student>/<assignment>/*.html and OUT/grades.csv for every outcome, and
+    OUT/course/feedback/ for those handed in through nbgrader's exchange."""
     feedback.copy_mathjax(out / "feedback")  # the pages load it from there
     for (student, assignment), outcome in outcomes.items():
         target = out / "feedback" / student / assignment
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True, exist_ok=True)
-        produced = sorted((root / "feedback" / student / assignment).glob("*.html"))
+        produced = sorted((root / WORKER_FEEDBACK / student / assignment).glob("*.html"))
         if outcome.graded and produced:
             for page in produced:
                 text = page.read_text(encoding="utf-8")
@@ -70,6 +81,7 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
                 f"{_notes_html(outcome)}<p>{messages.RESUBMIT}</p></body></html>"
             )
             (target / f"{assignment}.html").write_text(page, encoding="utf-8")
+        release_layout(root, student, assignment, target)
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment", "score", "max_score", "flags"])
@@ -77,6 +89,59 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
             o = outcomes[key]
             row = [o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)]
             writer.writerow([spreadsheet_cell(cell) for cell in row])
+
+
+def release_layout(root: Path, student: str, assignment: str, pages: Path) -> None:
+    """nbgrader's release_feedback sends OUT/course/feedback/<student>/<assignment>/*.html and
+    needs the submission's timestamp.txt and submission_secret.txt beside them (the secret names
+    the page in the exchange, so only its student finds it). A submission that did not come
+    through the exchange has neither, and nothing to release.
+
+    The student's copy lands in ~/ch04/<assignment>/feedback/<timestamp>/ (fetch_feedback) and is
+    opened from their own Jupyter server: its MathJax is that server's (jupyter-server-mathjax),
+    five folders up from the page, and not OUT/feedback/_mathjax, which stays with the instructor."""
+    target = root / "feedback" / student / assignment
+    shutil.rmtree(target, ignore_errors=True)
+    submitted = root / "submitted" / student / assignment
+    if not all((submitted / name).is_file() for name in NBGRADER_FILES):
+        return
+    target.mkdir(parents=True)
+    for name in NBGRADER_FILES:
+        shutil.copyfile(submitted / name, target / name)
+    for page in pages.glob("*.html"):
+        text = page.read_text(encoding="utf-8").replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)
+        (target / page.name).write_text(text, encoding="utf-8")
+
+
+REVIEW_NOTE = (
+    "⚠️ 这份提交没有自动评分（0 分），需要人工查看。评分程序的说明（也在作答区下方的评语里）：\n\n"
+    "{notes}\n\n"
+    "如果判断有误：在下面各个测试单元格里手工给分，分数会覆盖自动评分的 0 分（只改成绩库，不改 grades.csv）。"
+)
+
+
+def write_review_notebook(root: Path, outcome) -> None:
+    """OUT/course/autograded/<student>/<assignment>/: what Formgrader opens for a submission that
+    earned no score. The student's notebook as it was handed in, when readable (kept in
+    OUT/course/submitted/), else the release; never run, outputs cleared, the reasons on top."""
+    kept = course.notebook_path(root / "submitted" / outcome.student, outcome.assignment)
+    try:
+        nb = nbformat.read(kept, as_version=4)
+    except Exception:  # noqa: BLE001 - not readable, or not kept: the release stands in for it
+        nb = nbformat.read(course.notebook_path(course.EXERCISES, outcome.assignment), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    # The notes may quote the student (a file name, an error): a fence longer than any run of
+    # backticks in them keeps them literal text, never markup or script in Formgrader's page.
+    text = "\n".join(outcome.notes)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    note = nbformat.v4.new_markdown_cell(REVIEW_NOTE.format(notes=f"{fence}text\n{text}\n{fence}"))
+    nb.cells.insert(0, note)
+    path = course.notebook_path(root / "autograded" / outcome.student, outcome.assignment)
+    shutil.rmtree(path.parent, ignore_errors=True)
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
 
 
 def print_table(outcomes: list, echo=print) -> None:

@@ -1,9 +1,12 @@
 """nbgrader's own tools on this course (nbgrader_config.py at the repository root).
 
-A small class (a model answer and a blank hand-in of one quick assignment) is graded once with
+A small class (a model answer, a blank hand-in that came through the exchange late, a corrupt
+file and an answer that breaks a rule, of one quick assignment) is graded once with
 `python -m grader grade` from the repository root; a real Jupyter server, started there as
-`make formgrader` starts it, must show those grades in Formgrader; a local exchange must carry an
-assignment from release to a graded submission; and plain nbgrader autograde must refuse.
+`make formgrader` starts it, must show every one of them in Formgrader, the ungraded ones with
+their reasons, ready for a person to override, and its math rendered offline; a local exchange
+must carry an assignment from release to a graded submission and its feedback back to the
+student; and plain nbgrader autograde must refuse.
 """
 
 import csv
@@ -15,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,7 +26,7 @@ import nbformat
 import pytest
 from jupyter_servers import free_port, request, running
 
-from grader import REPO, answers, course, nbgrader_guard, sample_classes
+from grader import REPO, answers, course, feedback, nbgrader_guard, sample_classes
 
 pytestmark = pytest.mark.xdist_group("nbgrader_tools")  # one worker owns the class and the server
 ASSIGNMENT = "safe_norm"  # the quickest to grade
@@ -75,15 +79,25 @@ def place(tmp_path_factory):
         shutil.rmtree(inside, ignore_errors=True)
 
 
+LATE = "2026-11-30 23:59:59.000000 UTC"  # bob's hand-in, in nbgrader's timestamp.txt
+UNGRADED = {"erin": "不是合法的 JSON", "frank": "导入了 os"}  # no score, and the reason a person reads
+
+
 @pytest.fixture(scope="module")
 def graded(place):
-    """alice hands in the model answer, bob the untouched release; graded from the repository
-    root, where nbgrader_config.py (pointing at this very OUT) must change nothing."""
+    """alice hands in the model answer, bob the untouched release through the exchange (so with
+    nbgrader's timestamp.txt and submission_secret.txt), erin a corrupt file, frank the model
+    answer plus `import os`; graded from the repository root, where nbgrader_config.py (pointing
+    at this very OUT) must change nothing."""
     submitted = place.tmp / "class"
-    sample_classes.write(
-        submitted, "alice", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
-    )
+    model = sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
+    sample_classes.write(submitted, "alice", ASSIGNMENT, model)
     sample_classes.write(submitted, "bob", ASSIGNMENT, answers.release_notebook(ASSIGNMENT))
+    (submitted / "bob" / ASSIGNMENT / "timestamp.txt").write_text(LATE)
+    (submitted / "bob" / ASSIGNMENT / "submission_secret.txt").write_text(os.urandom(32).hex())
+    sample_classes.write(submitted, "erin", ASSIGNMENT, raw=b'{"cells": [ not json')
+    frank = answers.reference_answer(ASSIGNMENT) + "\nimport os\n"
+    sample_classes.write(submitted, "frank", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, frank))
     done = grade(submitted, place.out, place.env)
     assert done.returncode == 0, f"grader grade failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return read_grades(place.out)
@@ -95,6 +109,8 @@ def test_grading_from_the_repository_root_ignores_nbgrader_config(graded):
         f"the model answer got {full} / {max_score}: does the pipeline read nbgrader_config.py (autograde refused)?"
     )
     assert blank == (0.0, max_score), f"the blank hand-in got {blank}"
+    for student in UNGRADED:
+        assert graded[(student, ASSIGNMENT)] == (0.0, max_score), f"{student}: {graded[(student, ASSIGNMENT)]}"
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +135,10 @@ def call_json(server, path: str, method: str = "GET"):
     return json.loads(body)
 
 
+def notebook_submissions(server) -> list[dict]:
+    return call_json(server, f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{ASSIGNMENT}")
+
+
 def test_formgrader_lists_the_assignments_and_the_pipelines_scores(server, graded):
     names = {a["name"] for a in call_json(server, "/formgrader/api/assignments")}
     assert names == set(course.ASSIGNMENTS), f"Formgrader lists {sorted(names)}"
@@ -130,8 +150,82 @@ def test_formgrader_lists_the_assignments_and_the_pipelines_scores(server, grade
     assert shown == expected, f"Formgrader shows {shown}, grades.csv says {expected}"
 
 
+def test_formgrader_shows_each_ungraded_submission_with_its_reason_for_a_person(server, graded):
+    listed = {s["student"]: s for s in call_json(server, f"/formgrader/api/submissions/{ASSIGNMENT}")}
+    assert set(listed) == {student for student, _ in graded}, f"Formgrader lists {sorted(listed)}"
+    names = {student: (s["last_name"], s["first_name"]) for student, s in listed.items()}
+    assert all(last == student and first is not None for student, (last, first) in names.items()), names
+    assert listed["bob"]["display_timestamp"] == LATE.replace(".000000", ""), listed["bob"]
+    notebooks = {n["student"]: n for n in notebook_submissions(server)}
+    for student, reason in UNGRADED.items():
+        assert listed[student]["needs_manual_grade"] and notebooks[student]["flagged"], (
+            listed[student],
+            notebooks[student],
+        )
+        status, page = call(server, f"/formgrader/submissions/{notebooks[student]['id']}/")
+        assert status == 200 and "这份提交没有自动评分" in page and reason in page, f"{student}'s page: {page[:300]}"
+    for student in ("alice", "bob"):
+        assert not listed[student]["needs_manual_grade"] and not notebooks[student]["flagged"], listed[student]
+
+
+def test_a_person_overrides_an_ungraded_submission_in_formgrader(server, graded):
+    """frank's answer is right but for `import os`: the reviewer gives the first test its points."""
+    frank = next(n for n in notebook_submissions(server) if n["student"] == "frank")
+    grades = call_json(server, f"/formgrader/api/grades?submission_id={frank['id']}")
+    first = next(g for g in grades if g["max_score"] > 0)
+    body = json.dumps({**first, "manual_score": first["max_score"]}).encode()
+    put = urllib.request.Request(
+        f"{server.url}/formgrader/api/grade/{first['id']}",
+        data=body,
+        method="PUT",
+        headers={"Authorization": f"token {server.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(put, timeout=60) as response:
+        assert response.status == 200
+    listed = {s["student"]: s for s in call_json(server, f"/formgrader/api/submissions/{ASSIGNMENT}")}
+    assert listed["frank"]["score"] == first["max_score"], listed["frank"]
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_formgrader_renders_the_statements_math_offline(server):
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium): THE FORMGRADER BROWSER CHECK DID NOT RUN")
+    from playwright.sync_api import sync_playwright
+
+    alice = next(n for n in notebook_submissions(server) if n["student"] == "alice")
+    outside = []
+
+    def only_the_server(route):
+        if route.request.url.startswith(server.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.route("**/*", only_the_server)
+            page.goto(f"{server.url}/formgrader/submissions/{alice['id']}/?token={server.token}")
+            page.wait_for_function(
+                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.MathJax').length > 0",
+                timeout=60_000,
+            )
+            rendered = page.locator(".text_cell_render").first.locator(".MathJax").count()
+        finally:
+            browser.close()
+    assert not outside, f"Formgrader's page asked the network for {outside}"
+    assert rendered > 0, "the statement's math did not render"
+
+
 def test_formgrader_opens_the_autograded_notebook_and_the_feedback_is_served(server, place):
-    notebooks = call_json(server, f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{ASSIGNMENT}")
+    notebooks = notebook_submissions(server)
     alice = next((n["id"] for n in notebooks if n["student"] == "alice"), None)
     assert alice, f"no submitted notebook of alice in Formgrader: {notebooks}"
     status, page = call(server, f"/formgrader/submissions/{alice}/")
@@ -141,9 +235,9 @@ def test_formgrader_opens_the_autograded_notebook_and_the_feedback_is_served(ser
     assert link, "the page has no link to open the notebook itself"
     status, body = call(server, f"/api/contents/{link.group(1)}?content=0")
     assert status == 200, f"the notebook link {link.group(1)} does not open ({status}): {body[:300]}"
-    feedback = (place.out / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html").relative_to(REPO)
-    status, body = call(server, f"/files/{feedback}")
-    assert status == 200 and ASSIGNMENT in body, f"the feedback page {feedback} is not served ({status})"
+    page_path = (place.out / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html").relative_to(REPO)
+    status, body = call(server, f"/files/{page_path}")
+    assert status == 200 and ASSIGNMENT in body, f"the feedback page {page_path} is not served ({status})"
 
 
 def test_autograde_and_the_other_bypasses_refuse_and_change_nothing(server, place):
@@ -208,11 +302,25 @@ def test_exchange_release_fetch_submit_collect_then_grade(server, place):
         "collect wrote into the pipeline's course folder"
     )
 
-    out = place.tmp / "out-collected"
-    done = grade(collected, out, env)
+    # the class graded again with carol's collected folder in it: only hers is new
+    shutil.copytree(collected / "carol", place.tmp / "class" / "carol")
+    done = grade(place.tmp / "class", place.out, env)
     assert done.returncode == 0, f"grader grade of the collected folder failed:\n{done.stderr[-2000:]}"
-    score, max_score = read_grades(out)[("carol", ASSIGNMENT)]
+    score, max_score = read_grades(place.out)[("carol", ASSIGNMENT)]
     assert max_score >= 10 and score == max_score, f"carol's collected model answer got {score} / {max_score}"
+
+    # and back: Formgrader's "release feedback" sends our page, the student fetches it
+    released = call_json(server, f"/formgrader/api/assignment/{ASSIGNMENT}/release_feedback", "POST")
+    assert released["success"], f"Formgrader's release feedback failed: {released.get('log', '')[-2000:]}"
+    done = run(NBGRADER, "fetch_feedback", ASSIGNMENT, "--student=carol", where, env=env)
+    assert done.returncode == 0, f"fetch_feedback failed:\n{done.stderr[-2000:]}"
+    pages = list((home / "ch04" / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+    assert len(pages) == 1, f"fetch_feedback brought {pages}:\n{done.stderr[-2000:]}"
+    page = pages[0].read_text(encoding="utf-8")
+    ours = (place.out / "feedback" / "carol" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+    assert "评分程序判定：✅" in page and page == ours.replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL), (
+        "the student did not get the grader's feedback page, with MathJax from their own server"
+    )
 
 
 def test_the_schema_version_read_in_process_is_what_alembic_says():

@@ -67,7 +67,7 @@ def results_of(out: Path, students) -> dict:
     """Everything a student's grading produced: feedback, autograded notebook, gradebook rows."""
     files = {}
     for student, assignment in students:
-        for kind in ("feedback", "course/autograded", "course/feedback"):
+        for kind in ("feedback", "course/autograded", "course/feedback", "course/worker-feedback"):
             folder = out / kind / student / assignment
             files[(student, kind)] = tree_digest(folder)
     return {"files": files, "gradebook": gradebook_rows(out, students)}
@@ -147,9 +147,9 @@ def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
 def test_attack_reaches_nothing(verdict_run, attack):
     autograded = verdict_run["out"] / "course" / "autograded"
     path = course.notebook_path(autograded / f"attack-{attack.slug}", attack.assignment)
-    if not path.exists():  # its kernel died (e.g. it killed what it could): then it must say so, at 0
-        outcome = verdict_run["outcomes"][(f"attack-{attack.slug}", attack.assignment)]
-        assert outcome.score == 0 and not outcome.graded and outcome.notes, (
+    outcome = verdict_run["outcomes"][(f"attack-{attack.slug}", attack.assignment)]
+    if not outcome.graded:  # its kernel died (e.g. it killed what it could): then it must say so, at 0
+        assert outcome.score == 0 and outcome.notes, (
             f"{attack.claim}: no autograded notebook, yet {outcome.score} points and notes {outcome.notes}"
         )
         return
