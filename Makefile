@@ -30,7 +30,7 @@ ready:
 	@sh tools/setup.sh
 
 test: ready  ## run every notebook, solution and grader check (what CI runs)
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup --durations=30
 
 lab: ready  ## JupyterLab on the course (LAB_PORT=8888 LAB_IP=127.0.0.1; works as root and headless)
 	@sh tools/lab.sh notebooks/00_intro.ipynb
