@@ -168,6 +168,9 @@ def _stage_share(root: Path, submitted: Path, students: list[str]) -> None:
 def _autograde_share(root: str) -> None:
     """`nbgrader autograde` of every submission in a course folder staged by `_stage_share`."""
     import logging
+    import warnings
+
+    warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy chatter, as in the grader's workers
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
