@@ -7,7 +7,7 @@ import re
 import nbformat
 import pytest
 
-from grader import REPO
+from grader import REPO, nbtools
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 EXERCISES = sorted((REPO / "solutions").glob("*/*.ipynb"))
@@ -49,3 +49,26 @@ def test_words_students_can_follow(path):
     text = path.read_text(encoding="utf-8")
     assert not [w for w in UNSEEN_SOURCE if w in text], f"{path.name}: says {[w for w in UNSEEN_SOURCE if w in text]}"
     assert not [w for w in ONE_TERM if w in text], f"{path.name}: write {ONE_TERM}"
+
+
+CHAPTER = [p for p in NOTEBOOKS if re.match(r"(4\.\d+[abc]?|99)_", p.name)]
+
+
+@pytest.mark.parametrize("path", CHAPTER, ids=[p.name for p in CHAPTER])
+def test_every_chapter_notebook_asks_the_reader_to_do_something(path):
+    """A 🤔 prompt, and an ungraded ✍️ task in the documented pattern (CONTRIBUTING.md, "Practice"):
+    the task cell, a visible self-check right after it, then a collapsed reference solution that
+    proves the self-check accepts a right answer and rejects a wrong one. Nothing graded."""
+    cells = nbformat.read(path, as_version=4).cells
+    assert any("🤔" in c.source for c in cells if c.cell_type == "markdown"), f"{path.name}: no 🤔 先预测 prompt"
+    code = [c for c in cells if c.cell_type == "code"]
+    tasks = [i for i, c in enumerate(code) if nbtools.is_task(c)]
+    assert tasks, f"{path.name}: no ungraded task (a code cell starting with '# ✍️')"
+    for i in tasks:
+        check, reference = code[i + 1], code[i + 2]
+        assert not nbtools.is_collapsed(check), f"{path.name}: the self-check after a ✍️ task must be visible"
+        assert nbtools.is_collapsed(reference), f"{path.name}: the reference solution after the self-check is collapsed"
+        assert "is True" in reference.source and "is False" in reference.source, (
+            f"{path.name}: the reference cell asserts the self-check accepts it and rejects a wrong answer")
+    graded = [c for c in cells if "nbgrader" in c.metadata or c.source.lstrip().startswith("%%ch4test")]
+    assert not graded, f"{path.name}: chapter tasks are ungraded (no nbgrader metadata, no %%ch4test)"

@@ -75,3 +75,18 @@ def test_the_reading_order_states_each_notebooks_own_time():
         if int(minutes) != nbtools.stated_minutes(nbformat.read(REPO / "notebooks" / name, as_version=4))
     }
     assert not wrong, f"00_intro's time differs from the notebook's own (intro, notebook): {wrong}"
+
+
+def test_the_guide_and_the_readme_state_the_total_time():
+    """00_intro and the README (both languages) give the main line's and the appendices' total."""
+    stated = {p.name: nbtools.stated_minutes(nbformat.read(p, as_version=4)) for p in NOTEBOOKS}
+    intro = stated.pop("00_intro.ipynb")
+    main = sum(m for name, m in stated.items() if not name.startswith("A_"))
+    appendices = sum(m for name, m in stated.items() if name.startswith("A_"))
+    guide = "\n".join(c.source for c in nbformat.read(REPO / "notebooks" / "00_intro.ipynb", as_version=4).cells)
+    assert re.search(rf"合计约 {main} 分钟.*本导读约 {intro} 分钟.*合计约 {appendices} 分钟", guide), (
+        f"00_intro should state the main line's {main} minutes, its own {intro} and the appendices' {appendices}")
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())  # line breaks do not matter
+    for phrase in (f"{intro} minutes", f"about {main} minutes", f"about {appendices} minutes more",
+                   f"{intro} 分钟", f"主线约 {main} 分钟", f"另需约 {appendices} 分钟"):
+        assert phrase in readme, f"README should say {phrase!r} (reading order and total time, both languages)"
