@@ -23,7 +23,8 @@ class Attack:
     claim: str  # the docstring's first line
     assignment: str
     base: str  # the catalogue slug of the wrong answer it rides on, e.g. "wrong_naive_forward"
-    layers: tuple[str, ...]  # "rules": it breaks an answering rule; "verdict": it gains nothing even when run
+    # which defences must stop it: "rules" (the scan), "guard" (run confined), "verdict" (run as written)
+    layers: tuple[str, ...]
     code: str
 
     @property
@@ -70,7 +71,7 @@ def shadowing_attack(assignment: str) -> Attack:
     names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
     code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
     claim = f"redefine all {len(names)} names the test cells read ({', '.join(names[:6])}, ...) as forgers"
-    return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", ("verdict",), code)
+    return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", ("guard", "verdict"), code)
 
 
 def interface(assignment: str) -> list[str]:

@@ -328,7 +328,6 @@ def test_every_attack_class_is_covered():
         "!ls /",
         "x = __import__('os')",
         "d = np.__dict__",
-        "f = getattr(np, 'allclose')",
         "jax.interpreters.ad.primitive_jvps.update({})",
         "np.testing.assert_allclose.__code__ = None",
         "jax.config.update('jax_enable_x64', True)",

@@ -14,7 +14,7 @@ def softplus_prod(x):
             while frame is not None:
                 for value in frame.f_locals.values():
                     if isinstance(value, str) and "BEGIN HIDDEN TESTS" in value:
-                        print("FOUND hidden source:", value[:3000])
+                        print("SOURCE OF A HIDDEN TEST:", value[:3000])
                 frame = frame.f_back
         except Exception as refused:
             print("refused:", refused)
