@@ -37,8 +37,12 @@ class Attack:
 
 
 def attacks() -> list[Attack]:
-    """The attack files, then one shadowing attack per assignment."""
-    return file_attacks() + [shadowing_attack(a) for a in course.ASSIGNMENTS]
+    """The attack files, one shadowing attack per assignment, one reflective attack per origin."""
+    return (
+        file_attacks()
+        + [shadowing_attack(a) for a in course.ASSIGNMENTS]
+        + [reflective_attack(origin) for origin in REFLECTIVE_ORIGINS]
+    )
 
 
 def file_attacks() -> list[Attack]:
@@ -72,6 +76,84 @@ def shadowing_attack(assignment: str) -> Attack:
     code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
     claim = f"redefine all {len(names)} names the test cells read ({', '.join(names[:6])}, ...) as forgers"
     return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", ("guard", "verdict"), code)
+
+
+# How an answer gets an object of its own to start from, and the objects one step away from it.
+REFLECTIVE_ORIGINS = {
+    "function": "def start():\n    return 1\n\norigin = start",
+    "lambda": "origin = lambda: 1",
+    "generator": "def start():\n    yield 1\n\norigin = start()",
+    "exception": "try:\n    1 / 0\nexcept ZeroDivisionError as caught:\n    origin = caught",
+}
+# Attributes that lead from what an answer may hold towards the interpreter's builtins.
+TOWARDS_BUILTINS = (
+    "tb_frame", "gi_frame", "f_back", "f_globals", "f_builtins", "f_locals", "__globals__", "__builtins__",
+    "cell_contents", "__traceback__", "__self__", "__func__",
+)  # fmt: skip
+
+
+def _reflective_names() -> list[str]:
+    """Every attribute name of real frames, code, functions, generators, coroutines, async
+    generators, tracebacks, cells and modules, as `dir()` gives them on this Python."""
+    import types
+
+    def generator():
+        yield 1
+
+    async def coroutine():
+        return 1
+
+    async def async_generator():
+        yield 1
+
+    def cell():
+        value = 1
+        return (lambda: value).__closure__[0]
+
+    try:
+        raise ValueError
+    except ValueError as err:
+        traceback = err.__traceback__
+    running = coroutine()
+    running.close()
+    objects = [traceback.tb_frame, generator.__code__, generator, generator(), running, async_generator(),
+               traceback, cell(), types]  # fmt: skip
+    return sorted({name for obj in objects for name in dir(obj) if name.isidentifier()})
+
+
+def reflective_attack(origin: str) -> Attack:
+    """From an object of the answer's own (`origin`), read every attribute name the language has
+    for its internal objects, then from whatever came back walk towards the builtins and replace
+    the kit's evidence helper. Rides on softplus' naive answer; it must score what that scores."""
+    code = (
+        f"{REFLECTIVE_ORIGINS[origin]}\n\n"
+        f"NAMES = {_reflective_names()!r}\n"
+        f"TOWARDS = {list(TOWARDS_BUILTINS)!r}\n\n\n"
+        "def forged(test_id, compute):\n"
+        "    return {'error': None, 'is_custom_vjp': True}\n\n\n"
+        "def use(value, depth=0):\n"
+        "    try:\n"
+        "        value['__import__']('ch4check').collect = forged\n"
+        "        print('REPLACED the kit through', type(value).__name__)\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    if depth < 3:\n"
+        "        for step in TOWARDS:\n"
+        "            try:\n"
+        "                use(getattr(value, step), depth + 1)\n"
+        "            except Exception:\n"
+        "                pass\n\n\n"
+        "reached = 0\n"
+        "for name in NAMES:\n"
+        "    try:\n"
+        "        use(getattr(origin, name))\n"
+        "        reached += 1\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "print(reached, 'of', len(NAMES), 'attributes read')\n"
+    )
+    claim = f"read every attribute name of the language's internal objects on a {origin} of its own, then walk on"
+    return Attack(f"reflect_{origin}", claim, "softplus", "wrong_naive_forward", ("guard",), code)
 
 
 def interface(assignment: str) -> list[str]:

@@ -209,8 +209,23 @@ def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
     )
     got, alone = beside_its_base(scanned_run["outcomes"], attack)
     assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
-    if attack.slug.startswith("shadow_"):  # redefining names changes nothing at all in the tests
+    if attack.slug.startswith(("shadow_", "reflect_")):  # they change nothing at all in the tests
         assert got.score == alone.score, (got.score, alone.score, got.notes)
+
+
+REFLECTIVE = [a for a in ATTACKS if a.slug.startswith("reflect_")]
+
+
+@pytest.mark.parametrize("attack", REFLECTIVE, ids=[a.slug for a in REFLECTIVE])
+def test_reflective_attack_reaches_nothing(scanned_run, attack):
+    """Every attribute name of the language's internal objects, read from the answer's own
+    function, lambda, generator or exception, then three steps towards the builtins: the kit's
+    evidence helper is never replaced, and the refusals are named in the feedback."""
+    got, alone = _outcome(scanned_run, attack.slug)
+    graded = scanned_run["out"] / "course" / "autograded" / f"attack-{attack.slug}"
+    text = json.dumps(nbformat.read(course.notebook_path(graded, "softplus"), as_version=4).cells, ensure_ascii=False)
+    assert "attributes read" in text and "REPLACED" not in text
+    assert any("访问被拒绝" in note for note in got.notes), got.notes
 
 
 def _outcome(run, slug):
@@ -316,6 +331,7 @@ def test_every_attack_class_is_covered():
         "printing hidden inputs": "print_hidden_inputs",
         "the setup cell's names": "setup_names",
     }
+    assert {f"reflect_{origin}" for origin in hostile.REFLECTIVE_ORIGINS} <= {a.slug for a in ATTACKS}
     slugs = {a.slug for a in ATTACKS}
     assert not [c for c, slug in named.items() if slug not in slugs]
     assert {f"shadow_{a}" for a in course.ASSIGNMENTS} <= slugs, "one shadowing attack per assignment"
