@@ -51,6 +51,9 @@ def nbgrader_config(
     c.Execute.timeout = cell_timeout
     c.Execute.extra_arguments = KERNEL_ARGS
     c.Execute.shutdown_kernel = "immediate"  # a graded kernel has nothing to save: no polite stop to wait for
+    # nbgrader leaves an autograded notebook read-only (444), which only root may then rewrite; the
+    # verdicts are written into it afterwards, also by an instructor grading as themselves (make hub).
+    c.Autograde.permissions = 644
     return c
 
 
