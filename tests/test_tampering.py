@@ -223,8 +223,9 @@ def test_reflective_attack_reaches_nothing(scanned_run, attack):
     evidence helper is never replaced, and the refusals are named in the feedback."""
     got, alone = _outcome(scanned_run, attack.slug)
     graded = scanned_run["out"] / "course" / "autograded" / f"attack-{attack.slug}"
-    text = json.dumps(nbformat.read(course.notebook_path(graded, "softplus"), as_version=4).cells, ensure_ascii=False)
-    assert "attributes read" in text and "REPLACED" not in text
+    cells = nbformat.read(course.notebook_path(graded, "softplus"), as_version=4).cells
+    printed = json.dumps([cell.get("outputs", []) for cell in cells], ensure_ascii=False)
+    assert "attributes read" in printed and "REPLACED" not in printed
     assert any("访问被拒绝" in note for note in got.notes), got.notes
 
 
