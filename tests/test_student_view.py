@@ -4,7 +4,10 @@ cell and in every test, with the same words the grader would use. A failure read
 message alone, first under the cell; the traceback is collapsed below it."""
 
 import re
+import subprocess
+import sys
 
+import nbformat
 import pytest
 from nbclient import NotebookClient
 
@@ -91,3 +94,18 @@ def test_a_failure_shows_the_verdict_alone_and_the_traceback_collapsed():
             assert kit_detail not in shown, f"{gid}: the error output shows {kit_detail!r}:\n{shown}"
         assert collapsed.startswith("<details>") and "Traceback" in collapsed, f"{gid}: no collapsed traceback"
     assert "Could not get source" not in shown_first(raw["test_visible_values"])[1], "the test body has no source"
+
+
+def test_make_check_prints_each_message_whole_and_no_kernel_warning(tmp_path):
+    """`make check` is `python -m ch4validate`: wrong_grad_approx_large_x fails test_visible_jit_vmap
+    with a message whose values span lines; all of it is printed, and nothing from the kernel."""
+    wrong = next(e for e in answers.entries("softplus") if e.slug == "grad_approx_large_x").answer
+    path = tmp_path / "softplus.ipynb"
+    nbformat.write(answers.with_answer(answers.release_notebook("softplus"), wrong), path)
+    done = subprocess.run([sys.executable, "-m", "ch4validate", str(path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not done.stderr.strip(), f"the terminal got more than the verdicts:\n{done.stderr}"
+    lines = done.stdout.splitlines()
+    first = next((i for i, line in enumerate(lines) if "❌ test_visible_jit_vmap 未通过：" in line), None)
+    assert first is not None and "（得到 [" in lines[first], done.stdout
+    assert any(line.rstrip().endswith("]）。") for line in lines[first + 1 : first + 6]), f"cut short:\n{done.stdout}"
