@@ -190,6 +190,8 @@ class HideHiddenTestOutput(Preprocessor):
     keeps only the grader's evidence notice and its verdict (the last output, added by the
     grader), with a note. The autograded notebook keeps everything for the instructor."""
 
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
+
     def preprocess(self, nb, resources):
         from grader import messages, verdict
 
