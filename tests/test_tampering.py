@@ -273,10 +273,10 @@ def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(run, 
     leaks = {"hidden": 0, "elsewhere": 0}
     for cell in nb.cells:
         where = "hidden" if cell.metadata.get("nbgrader", {}).get("grade_id") in hidden else "elsewhere"
-        leaks[where] += json.dumps(cell.get("outputs", []), ensure_ascii=False).count("LEAK")
+        leaks[where] += json.dumps(cell.get("outputs", []), ensure_ascii=False).count("LEAK ")  # printed, not source
     assert leaks["hidden"] > 0 and leaks["elsewhere"] > 0, f"the attack must print in both kinds of test: {leaks}"
     page = (out / "feedback" / "attack-print_hidden_inputs" / "softplus" / "softplus.html").read_text(encoding="utf-8")
-    assert page.count("LEAK") == leaks["elsewhere"], "what the answer printed during a hidden test is in the page"
+    assert page.count("LEAK ") == leaks["elsewhere"], "what the answer printed during a hidden test is in the page"
     assert messages.HIDDEN_OUTPUT_DROPPED in page
 
 
