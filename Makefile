@@ -16,7 +16,7 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release grade demo formgrader tidy pins clean
+.PHONY: help setup ready test lab check student release grade demo formgrader hub tidy pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -53,6 +53,10 @@ demo: release  ## build the release, grade the built-in demo class, print the sc
 
 formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/grades]
 	@CH4_GRADES=$(GRADES) sh tools/lab.sh --LabApp.default_url=/formgrader
+
+# Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.
+hub:  ## the class on a shared server: JupyterHub, the exchange, students as Unix users (as root: sudo make hub)
+	@sh tools/hub.sh
 
 tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb

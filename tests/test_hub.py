@@ -1,0 +1,351 @@
+"""The classroom on a shared server, as README's "A shared server" section tells it, step by step:
+`make hub` (tools/hub.sh) as root, JupyterHub from the pins with its proxy from npm, real Unix
+users who log in with their passwords (PAM), and Chromium.
+
+Two students and an instructor are created for the test. The instructor's repository is a copy
+of this checkout in their home. A student logs in, fetches softplus from the Assignment List,
+types an answer, submits; the instructor collects, grades with `python -m grader grade` and
+releases the feedback; the student fetches it and opens the page. The second student then tries
+to read the first one's submission, the solutions, the gradebook and the grading secret, and is
+refused each time. Users, group, folders and processes are removed afterwards.
+
+Like tests/test_student_edition.py, the environments are not downloaded again: the course's
+environment and the instructor's .venv are created empty and see this checkout's installed
+packages through a .pth line, so tools/hub.sh finds every pin satisfied; everything else (the
+Python copied for everyone, the kit installed from the student edition, the proxy from npm, the
+hub, the users' servers) is real. It needs root; elsewhere it is skipped, loudly, and never on CI.
+"""
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import psutil
+import pytest
+from jupyter_servers import free_port
+
+from grader import REPO, answers, course, feedback
+
+pytestmark = pytest.mark.xdist_group("hub")  # one worker owns the users, the hub and the browser
+ASSIGNMENT = "softplus"
+CHROMIUM = Path("/usr/bin/chromium")
+TOOLS = ("useradd", "userdel", "groupadd", "groupdel", "chpasswd", "runuser", "npm", "node")
+
+
+def missing_prerequisite() -> str | None:
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "it creates Unix users, so it runs as root on Linux"
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        return f"{', '.join(missing)} missing"
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} missing (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """Two students and an instructor (Unix users with passwords), the students' group, and a
+    folder every user can enter for the hub's prefix, state and exchange; all gone afterwards."""
+    reason = missing_prerequisite()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"the shared-server test must run on CI: {reason}")
+        pytest.skip(f"THE SHARED-SERVER TEST (JupyterHub, real users) DID NOT RUN: {reason}")
+    tag = secrets.token_hex(3)
+    names = SimpleNamespace(first=f"ch4s1{tag}", second=f"ch4s2{tag}", instructor=f"ch4i{tag}", group=f"ch4g{tag}")
+    passwords = {user: secrets.token_urlsafe(12) for user in (names.first, names.second, names.instructor)}
+    base = Path(f"/tmp/ch04-hub-{tag}")  # not under pytest's tmp folders: those are root's alone
+    created = []
+    try:
+        subprocess.run(["groupadd", names.group], check=True)
+        for user, full in ((names.first, "Li Hua"), (names.second, "Wang Fang"), (names.instructor, "Zhang Wei")):
+            groups = ["-G", names.group] if user != names.instructor else []
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", "-c", full, *groups, user], check=True)
+            created.append(user)
+        lines = "".join(f"{user}:{password}\n" for user, password in passwords.items())
+        subprocess.run(["chpasswd"], input=lines, text=True, check=True)
+        base.mkdir(mode=0o755)
+        base.chmod(0o755)
+        yield SimpleNamespace(
+            **vars(names),
+            passwords=passwords,
+            home={user: Path(f"/home/{user}") for user in passwords},
+            prefix=base / "opt-ch04",
+            state=base / "srv-hub",
+            exchange=base / "srv-nbgrader" / "exchange",
+            repo=Path(f"/home/{names.instructor}/ch04"),
+            logs=tmp_path_factory.mktemp("hub-logs"),
+        )
+    finally:
+        for process in psutil.process_iter(["pid", "username"]):  # what the users still run, by id
+            if process.info["username"] in created:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+        for user in created:
+            subprocess.run(["userdel", "-r", user], capture_output=True)
+        subprocess.run(["groupdel", names.group], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def as_user(site, user: str, *command, cwd: Path | None = None, timeout=900) -> subprocess.CompletedProcess:
+    """`command` run as `user`, with the environment the hub gives that user's server."""
+    env = [f"HOME={site.home[user]}", f"USER={user}", "PATH=/usr/bin:/bin", f"CH4_EXCHANGE={site.exchange}"]
+    if user == site.instructor:
+        env += [f"CH4_REPOSITORY={site.repo}", "CH4_GRADES=build/grades", "CH4_COLLECTED=build/collected"]
+    return subprocess.run(
+        ["runuser", "-u", user, "--", "env", "-i", *env, *map(str, command)],
+        cwd=cwd or site.home[user],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+PINS = Path(sysconfig.get_paths()["purelib"])  # this checkout's installed packages
+
+
+def seeded_venv(python: str, venv: Path, *paths: Path, inside: bool = False) -> None:
+    """A venv made by `python` that already holds the pins: through a .pth line to this
+    checkout's packages, or (`inside`) hard links to them in its own site-packages, which the
+    grader's sandbox, binding only the venv, needs; and `paths` (a checkout and its kit)."""
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)  # pip: a pin
+    purelib = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    if inside:  # links, never chown or chmod: they are this checkout's own files
+        shutil.rmtree(purelib)
+        subprocess.run(["cp", "-al", str(PINS), str(purelib)], check=True)
+        for editable in purelib.glob("__editable__*ch4_autodiff_course*"):  # this checkout's, not theirs
+            editable.unlink()
+        Path(purelib, "ch4-test-pins.pth").write_text("".join(f"{p}\n" for p in paths))
+    else:
+        Path(purelib, "ch4-test-pins.pth").write_text("".join(f"{p}\n" for p in (PINS, *paths)))
+    for data in ("share/jupyter", "etc/jupyter"):  # what pip would have put beside the packages
+        (venv / data).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-al" if inside else "-a", str(Path(sys.prefix, data)), str(venv / data)], check=True)
+
+
+def hub_env(site) -> dict:
+    ports = {"HUB_PORT": free_port(), "HUB_API_PORT": free_port(), "HUB_PROXY_API_PORT": free_port()}
+    return {
+        **{key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "CI")},
+        **{key: str(value) for key, value in ports.items()},
+        "HUB_PREFIX": str(site.prefix),
+        "HUB_STATE": str(site.state),
+        "HUB_EXCHANGE": str(site.exchange),
+        "HUB_GROUP": site.group,
+        "HUB_NO_SERVICE": "1",
+        "PYTHON": sys._base_executable,  # root's pyenv Python: hub.sh must copy it for everyone
+    }
+
+
+@pytest.fixture(scope="module")
+def hub(site):
+    """README's steps: the instructor's checkout (a copy of this one's files), `make hub` as root,
+    the instructor's `make setup`, the hub started; yields its URL."""
+    listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]  # the working tree
+    files = subprocess.run(listed, cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (REPO / name).is_file():
+            (site.repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, site.repo / name)
+    subprocess.run(["chown", "-R", f"{site.instructor}:{site.instructor}", str(site.repo)], check=True)
+    env = hub_env(site)
+    started = time.monotonic()
+    done = subprocess.run(["sh", "tools/hub.sh", "python"], cwd=site.repo, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    python = done.stdout.strip().splitlines()[-1]
+    assert python.startswith(str(site.prefix)), f"root's Python in /root was not copied for everyone: {python}"
+    seeded_venv(python, site.prefix / "venv")
+    done = subprocess.run(["sh", "tools/hub.sh"], cwd=site.repo, env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, f"make hub failed:\n{done.stdout}\n{done.stderr}"
+    assert "the instructor's own environment is still missing" in done.stdout, done.stdout
+    # the instructor's `make setup PYTHON=...`, seeded the same way, as the instructor
+    seeded = subprocess.run(["runuser", "-u", site.instructor, "--", sys.executable, "-c", "pass"], capture_output=True)
+    assert seeded.returncode != 0, "this checkout's Python should be out of the instructor's reach"
+    seeded_venv(python, site.repo / ".venv", site.repo, site.repo / "kit", inside=True)
+    nbgrader = site.repo / ".venv" / "bin" / "nbgrader"  # the console script pip would have written
+    nbgrader.write_text(
+        f"#!{site.repo}/.venv/bin/python\nimport sys\nfrom nbgrader.apps.nbgraderapp import main\nsys.exit(main())\n"
+    )
+    nbgrader.chmod(0o755)
+    print(f"\nhub: set up in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+    log = site.logs / "hub.log"
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            [str(site.prefix / "bin" / "ch04-hub")],
+            cwd=site.state,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{env['HUB_PORT']}"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/hub/api/", timeout=2)
+                break
+            except OSError:
+                assert process.poll() is None, "the hub exited:\n" + log.read_text(errors="replace")[-3000:]
+                time.sleep(0.5)
+        else:
+            pytest.fail("the hub did not answer within two minutes:\n" + log.read_text(errors="replace")[-3000:])
+        yield SimpleNamespace(url=url, log=log, env=env)
+    finally:
+        process.send_signal(signal.SIGTERM)  # the hub stops the users' servers and its proxy
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def instructor(site, *command):
+    done = as_user(site, site.instructor, *command, cwd=site.repo)
+    assert done.returncode == 0, (
+        f"{' '.join(map(str, command))} as the instructor:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    )
+    return done
+
+
+def test_a_student_fetches_answers_submits_and_reads_the_feedback_in_chromium(site, hub):
+    from playwright.sync_api import expect, sync_playwright
+
+    nbgrader = [".venv/bin/nbgrader"]
+    instructor(site, *nbgrader, "release_assignment", ASSIGNMENT)
+    student = site.first
+    outside, shots = [], site.logs
+
+    def only_the_hub(route):
+        if route.request.url.startswith(hub.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.set_default_timeout(120_000)
+        page.route("**/*", only_the_hub)
+        try:
+            page.goto(f"{hub.url}/hub/login")
+            page.fill("#username_input", student)
+            page.fill("#password_input", site.passwords[student])
+            page.click("#login_submit")
+            page.wait_for_url(re.compile(rf"/user/{student}/lab"), timeout=300_000)  # the hub spawns the server
+            page.wait_for_selector(".jp-LabShell", timeout=180_000)
+
+            page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+            page.get_by_role("menuitem", name="Assignment List").click()
+            released = page.locator("#released_assignments_list")
+            released.get_by_role("button", name="Fetch").click()
+            fetched = page.locator("#fetched_assignments_list")
+            expect(fetched, "softplus was not fetched").to_contain_text(ASSIGNMENT, timeout=120_000)
+            path = course.notebook_path(site.home[student] / "ch04", ASSIGNMENT)
+            assert path.is_file(), f"nothing fetched into {path}"
+
+            # answer in the notebook, opened from the Assignment List (the assignment unfolds its notebooks)
+            fetched.locator(".item_name a", has_text=ASSIGNMENT).first.click()
+            fetched.locator(".assignment-notebooks .item_name a", has_text=ASSIGNMENT).click()
+            page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content")
+            index = nbformat.read(path, as_version=4).cells.index(
+                answers.answer_cell(nbformat.read(path, as_version=4))
+            )
+            page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".cm-content").click()
+            page.keyboard.press("Control+a")
+            answer = answers.reference_answer(ASSIGNMENT)
+            page.keyboard.insert_text(answer)
+            page.keyboard.press("Escape")
+            page.keyboard.press("Control+s")
+            deadline = time.monotonic() + 180  # a save can wait long on a loaded machine
+            while answers.answer_cell(nbformat.read(path, as_version=4)).source != answer:
+                assert time.monotonic() < deadline, "the typed answer did not reach the disk"
+                page.wait_for_timeout(500)  # not time.sleep: the route handler runs only inside Playwright calls
+
+            page.get_by_role("tab", name="Assignments").click()
+            fetched.get_by_role("button", name="Submit").click()
+            submitted = page.locator("#submitted_assignments_list")
+            expect(submitted, "the submission does not show").to_contain_text(ASSIGNMENT, timeout=120_000)
+            page.screenshot(path=str(shots / "submitted.png"))
+
+            # the instructor: collect, grade, release the feedback (nbgrader's own commands)
+            instructor(site, *nbgrader, "collect", ASSIGNMENT)
+            graded = instructor(
+                site,
+                ".venv/bin/python",
+                "-m",
+                "grader",
+                "grade",
+                "build/collected",
+                "--out",
+                "build/grades",
+                "--jobs",
+                "1",
+            )
+            assert re.search(rf"{student}\s+{ASSIGNMENT}\s+14 / 14", graded.stdout), graded.stdout[-2000:]
+            instructor(site, *nbgrader, "release_feedback", ASSIGNMENT)
+
+            # the student: Fetch Feedback, then the page
+            page.get_by_role("button", name="Fetch Feedback").click()
+            expect(submitted.get_by_text("(view feedback)"), "no feedback to view").to_be_visible(timeout=120_000)
+            pages = list((site.home[student] / "ch04" / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+            assert len(pages) == 1, f"fetched feedback: {pages}"
+            relative = pages[0].relative_to(site.home[student])
+            page.goto(f"{hub.url}/user/{student}/files/{relative}")
+            expect(page.locator("body"), "not the grader's feedback").to_contain_text("评分程序判定：✅")
+            page.wait_for_function(
+                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.MathJax').length > 0",
+                timeout=120_000,
+            )
+            page.screenshot(path=str(shots / "feedback.png"), full_page=False)
+        finally:
+            page.screenshot(path=str(shots / "last.png"))
+            browser.close()
+    assert not outside, f"pages asked the network for {outside}"
+    ours = (site.repo / "build" / "grades" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert pages[0].read_text() == ours.replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)
+
+
+def test_the_second_student_reads_none_of_it(site, hub):
+    """Each tried, each refused: the first student's files, the exchange's lists, the instructor's
+    repository; and the course environment is there for them, read-only."""
+    first_copy = course.notebook_path(site.home[site.first] / "ch04", ASSIGNMENT)
+    course_root = site.repo / "build" / "grades" / "course"
+    assert first_copy.is_file() and (course_root / "gradebook.db").is_file(), "the first test did not get that far"
+    refused = {
+        "the first student's copy": ["cat", first_copy],
+        "the submissions in the exchange": ["ls", site.exchange / "ch04" / "inbound"],
+        "the released feedback in the exchange": ["ls", site.exchange / "ch04" / "feedback"],
+        "the solutions": ["cat", site.repo / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"],
+        "the gradebook": ["cat", course_root / "gradebook.db"],
+        "the grading secret": ["cat", course_root / "grading-secret"],
+        "writing to the course environment": ["touch", site.prefix / "venv" / "pwned"],
+    }
+    for what, command in refused.items():
+        done = as_user(site, site.second, *command)
+        assert done.returncode != 0 and "Permission denied" in done.stderr, f"{what}: {done.stdout[:300]}"
+    kit = as_user(
+        site, site.second, site.prefix / "venv" / "bin" / "python", "-c", "import ch4check; print(ch4check.__file__)"
+    )
+    assert kit.returncode == 0 and kit.stdout.startswith(str(site.prefix)), kit.stderr
