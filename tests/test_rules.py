@@ -9,7 +9,7 @@ import ch4rules
 import nbformat
 import pytest
 
-from grader import course
+from grader import REPO, course
 
 SETUP = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n"
 
@@ -66,11 +66,24 @@ def test_names_that_only_shadow_a_builtin_are_the_students_own():
     ]
 
 
-@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
-def test_statement_lists_the_rules_that_are_enforced(assignment):
-    statement = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4).cells[0].source
-    rules = statement[statement.index("**作答规则**") :]
+RULES_ANCHOR = "../../notebooks/00_intro.ipynb#🟢-必读：作答规则"
+
+
+def test_the_guide_states_the_rules_that_are_enforced():
+    """The answering rules are written once, in 00_intro; they name every allowed package and magic."""
+    intro = nbformat.read(REPO / "notebooks" / "00_intro.ipynb", as_version=4)
+    text = "\n".join(c.source for c in intro.cells if c.cell_type == "markdown")
+    rules = text[text.index("## 🟢 必读：作答规则") :].split("\n## ")[0]
     missing = [p for p in ch4rules.ALLOWED_PACKAGES if f"`{p}`" not in rules]
     missing += [f"%{m}" for m in ch4rules.ALLOWED_MAGICS if f"`%{m}`" not in rules]
-    assert not missing, f"{assignment}: the statement's rules do not name {missing}"
+    assert not missing, f"00_intro's rules do not name {missing}"
     assert "%%ch4test" in rules and "0 分" in rules
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_statement_links_the_rules_and_the_section_that_teaches_it(assignment):
+    statement = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4).cells[0].source
+    assert f"]({RULES_ANCHOR})" in statement and "0 分" in statement and "%%ch4test" in statement
+    read_first = re.search(r"\*\*先读\*\*：\[[^\]]+\]\(\.\./\.\./notebooks/([^)#]+\.ipynb)#[^)]+\)", statement)
+    assert read_first, f"{assignment}: the statement names no section to read first"
+    assert (REPO / "notebooks" / read_first.group(1)).exists()

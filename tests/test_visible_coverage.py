@@ -81,3 +81,25 @@ def test_points_follow_difficulty():
     assert sorted(DIFFICULTY) == sorted(course.ASSIGNMENTS)
     totals = [sum(c.metadata["nbgrader"]["points"] for c in graded_cells(a)) for a in DIFFICULTY]
     assert totals == sorted(totals) and totals[-1] > totals[-2], dict(zip(DIFFICULTY, totals, strict=True))
+
+
+# The function that is an exercise's key idea: a visible test that computed its reference with it
+# would hand the student the method (the hidden tests, which students never read, may).
+KEY_FUNCTIONS = {
+    "softplus": {"logaddexp", "log1p", "softplus", "log_sigmoid", "expit", "tanh"},
+    "safe_norm": {"where", "maximum"},
+    "stop_gradient": {"stop_gradient"},
+}
+
+
+@pytest.mark.parametrize("assignment", sorted(KEY_FUNCTIONS))
+def test_no_visible_test_computes_a_reference_with_the_key_idea(assignment):
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    found = {}
+    for cell in source.cells:
+        if verdict.is_test(cell) and "### BEGIN HIDDEN TESTS" not in cell.source:
+            named = set(re.findall(r"\b(?:np|jnp|jax\.nn|lax|jax\.lax|scipy\.special)\.(\w+)", cell.source))
+            named |= set(re.findall(r"\b(\w+)\(", cell.source)) & KEY_FUNCTIONS[assignment]
+            if named & KEY_FUNCTIONS[assignment]:
+                found[cell.metadata["nbgrader"]["grade_id"]] = sorted(named & KEY_FUNCTIONS[assignment])
+    assert not found, f"{assignment}: visible tests use the exercise's key idea for references: {found}"
