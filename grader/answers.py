@@ -36,6 +36,7 @@ class Entry:
     kind: str  # "wrong", "right" or "natural"
     slug: str
     path: Path
+    text: str | None = None  # the answer, when it is made from a template rather than read from `path`
 
     @property
     def student(self) -> str:
@@ -44,7 +45,7 @@ class Entry:
 
     @property
     def answer(self) -> str:
-        return self.path.read_text(encoding="utf-8")
+        return self.text if self.text is not None else self.path.read_text(encoding="utf-8")
 
     @property
     def claim(self) -> str:
@@ -79,7 +80,22 @@ def entries(assignment: str | None = None) -> list[Entry]:
         kind, _, slug = path.stem.partition("_")
         if kind in KINDS:
             found.append(Entry(path.parent.name, kind, slug, path))
+    for name in [assignment] if assignment else course.ASSIGNMENTS:
+        found.append(Entry(name, "natural", "everyday_idioms", EVERYDAY_IDIOMS, everyday_idioms_answer(name)))
     return found
+
+
+# Every idiom an honest student writes around a method (jax.typing hints, a name-mangled counter,
+# namedtuple helpers, help(), names that shadow builtins), put around each exercise's reference.
+EVERYDAY_IDIOMS = course.CATALOGUE / "everyday_idioms.py"
+
+
+def everyday_idioms_answer(assignment: str) -> str:
+    from grader import hostile
+
+    names = repr(hostile.interface(assignment)).replace("'", '"')
+    preamble = EVERYDAY_IDIOMS.read_text(encoding="utf-8").replace("INTERFACE_NAMES", names, 1)
+    return preamble + "\n\n" + reference_answer(assignment).replace("# ✍️ 作答区\n", "").strip() + "\n"
 
 
 def visible_tests(assignment: str) -> set[str]:
