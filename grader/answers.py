@@ -156,10 +156,8 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     import secrets
 
     import ch4rules
-    from ch4protocol import SEED_ENV
-    from nbclient import NotebookClient
 
-    from grader import intake, nbtools, verdict
+    from grader import intake, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
@@ -169,6 +167,23 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
     intake.confine_student_cells(nb, source)
     secret = secret or secrets.token_hex(16)
+    run_in_kernel(nb, assignment, secret)
+    evidence, anomalies = verdict.read_evidence(nb)
+    results = verdict.judge(assignment, evidence, secret)
+    failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
+    if anomalies:
+        return QuickScore(0.0, total, failed, ["tampering"], anomalies)
+    return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])
+
+
+def run_in_kernel(nb, assignment: str, secret: str) -> None:
+    """Execute `nb` in place in a fresh (unsandboxed) kernel whose test inputs come from `secret`,
+    headless, errors kept as outputs: the quick path's kernel and the compile counter's."""
+    from ch4protocol import SEED_ENV
+    from nbclient import NotebookClient
+
+    from grader import nbtools
+
     os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
     try:
         NotebookClient(
@@ -181,9 +196,3 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
         ).execute()
     finally:
         del os.environ[SEED_ENV]
-    evidence, anomalies = verdict.read_evidence(nb)
-    results = verdict.judge(assignment, evidence, secret)
-    failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
-    if anomalies:
-        return QuickScore(0.0, total, failed, ["tampering"], anomalies)
-    return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])

@@ -22,7 +22,6 @@ answer under the `ch4.compile_budget` written in that cell's metadata.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections import Counter
@@ -129,10 +128,7 @@ def measure(
     compiled. `confined=False` runs the answer without the answer guard (to measure the guard)."""
     import secrets
 
-    from ch4protocol import SEED_ENV
-    from nbclient import NotebookClient
-
-    from grader import intake, nbtools, verdict
+    from grader import intake, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     answer = answers.reference_answer(assignment) if answer is None else answer
@@ -149,19 +145,7 @@ def measure(
         cells.append(CellCompiles(gid, gid in hidden, budget(original) if original is not None else None))
         run += [cell, _code("_c.take()")]
     out = nbformat.v4.new_notebook(cells=run, metadata=nb.metadata)
-    secret = secret or secrets.token_hex(16)
-    os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})
-    try:
-        NotebookClient(
-            out,
-            extra_arguments=course.KERNEL_ARGS,
-            timeout=course.CELL_TIMEOUT,
-            kernel_name="python3",
-            allow_errors=True,
-            resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
-        ).execute()
-    finally:
-        del os.environ[SEED_ENV]
+    answers.run_in_kernel(out, assignment, secret or secrets.token_hex(16))
     marks = [c for c in out.cells if "ch4-compiles" in c.metadata.get("tags", [])][1:]
     for cell, mark in zip(cells, marks, strict=True):
         text = "".join(o.get("text", "") for o in mark.get("outputs", []) if o.get("name") == "stdout")
