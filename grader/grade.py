@@ -264,12 +264,16 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code,
 
 def _keep_nbgrader_files(folder: Path, target: Path, outcome: Outcome) -> None:
     """nbgrader's timestamp.txt and submission_secret.txt, where nbgrader's own tools look for them
-    in the course folder: Formgrader shows the time, release_feedback names the page by the secret."""
+    in the course folder: Formgrader shows the time, release_feedback names the page by the secret.
+    A submission handed in some other way is timed by its newest file."""
     target.mkdir(parents=True, exist_ok=True)
     found = intake.nbgrader_files(folder)
+    if "timestamp.txt" not in found:
+        found["timestamp.txt"] = intake.newest_file_time(folder)
     for name, text in found.items():
-        (target / name).write_text(text, encoding="ascii")
-    outcome.timestamp = found.get("timestamp.txt", "")
+        if text:
+            (target / name).write_text(text, encoding="ascii")
+    outcome.timestamp = found["timestamp.txt"]
 
 
 def _write_for_grading(nb, target: Path, outcome: Outcome) -> bool:

@@ -11,6 +11,7 @@ student wrote is marked `%%ch4answer`, so that it runs confined (kit/ch4guard.py
 from __future__ import annotations
 
 import copy
+import datetime
 import hashlib
 import json
 import warnings
@@ -264,3 +265,14 @@ def nbgrader_files(folder: Path) -> dict[str, str]:
         if text and text.isprintable():
             found[name] = text
     return found
+
+
+def newest_file_time(folder: Path) -> str:
+    """When the newest file of a submission folder was written, as nbgrader writes a timestamp
+    ("" when there is none: a link, an empty folder)."""
+    if folder.is_symlink():
+        return ""
+    times = [p.lstat().st_mtime for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
+    if not times:
+        return ""
+    return datetime.datetime.fromtimestamp(max(times), datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f %Z")

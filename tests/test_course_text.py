@@ -69,6 +69,7 @@ def test_every_chapter_notebook_asks_the_reader_to_do_something(path):
         assert not nbtools.is_collapsed(check), f"{path.name}: the self-check after a ✍️ task must be visible"
         assert nbtools.is_collapsed(reference), f"{path.name}: the reference solution after the self-check is collapsed"
         assert "is True" in reference.source and "is False" in reference.source, (
-            f"{path.name}: the reference cell asserts the self-check accepts it and rejects a wrong answer")
+            f"{path.name}: the reference cell asserts the self-check accepts it and rejects a wrong answer"
+        )
     graded = [c for c in cells if "nbgrader" in c.metadata or c.source.lstrip().startswith("%%ch4test")]
     assert not graded, f"{path.name}: chapter tasks are ungraded (no nbgrader metadata, no %%ch4test)"

@@ -145,7 +145,7 @@ def seeded_venv(python: str, venv: Path, *paths: Path, inside: bool = False) -> 
 def hub_env(site) -> dict:
     ports = {"HUB_PORT": free_port(), "HUB_API_PORT": free_port(), "HUB_PROXY_API_PORT": free_port()}
     return {
-        **{key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "CI")},
+        **{key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"},
         **{key: str(value) for key, value in ports.items()},
         "HUB_PREFIX": str(site.prefix),
         "HUB_STATE": str(site.state),
@@ -177,6 +177,10 @@ def hub(site):
     done = subprocess.run(["sh", "tools/hub.sh"], cwd=site.repo, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"make hub failed:\n{done.stdout}\n{done.stderr}"
     assert "the instructor's own environment is still missing" in done.stdout, done.stdout
+    again = subprocess.run(["sh", "tools/hub.sh"], cwd=site.repo, env=env, capture_output=True, text=True, timeout=1200)
+    assert again.returncode == 0 and "copying" not in again.stdout + again.stderr, "make hub is not idempotent:\n" + (
+        again.stdout + again.stderr
+    )
     # the instructor's `make setup PYTHON=...`, seeded the same way, as the instructor
     seeded = subprocess.run(["runuser", "-u", site.instructor, "--", sys.executable, "-c", "pass"], capture_output=True)
     assert seeded.returncode != 0, "this checkout's Python should be out of the instructor's reach"

@@ -156,6 +156,8 @@ def test_formgrader_shows_each_ungraded_submission_with_its_reason_for_a_person(
     names = {student: (s["last_name"], s["first_name"]) for student, s in listed.items()}
     assert all(last == student and first is not None for student, (last, first) in names.items()), names
     assert listed["bob"]["display_timestamp"] == LATE.replace(".000000", ""), listed["bob"]
+    # the others came without nbgrader's timestamp.txt: Formgrader shows when their files were written
+    assert all(s["display_timestamp"] not in (None, "", "None") for s in listed.values()), listed
     notebooks = {n["student"]: n for n in notebook_submissions(server)}
     for student, reason in UNGRADED.items():
         assert listed[student]["needs_manual_grade"] and notebooks[student]["flagged"], (

@@ -85,8 +85,15 @@ def test_the_guide_and_the_readme_state_the_total_time():
     appendices = sum(m for name, m in stated.items() if name.startswith("A_"))
     guide = "\n".join(c.source for c in nbformat.read(REPO / "notebooks" / "00_intro.ipynb", as_version=4).cells)
     assert re.search(rf"合计约 {main} 分钟.*本导读约 {intro} 分钟.*合计约 {appendices} 分钟", guide), (
-        f"00_intro should state the main line's {main} minutes, its own {intro} and the appendices' {appendices}")
+        f"00_intro should state the main line's {main} minutes, its own {intro} and the appendices' {appendices}"
+    )
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())  # line breaks do not matter
-    for phrase in (f"{intro} minutes", f"about {main} minutes", f"about {appendices} minutes more",
-                   f"{intro} 分钟", f"主线约 {main} 分钟", f"另需约 {appendices} 分钟"):
+    for phrase in (
+        f"{intro} minutes",
+        f"about {main} minutes",
+        f"about {appendices} minutes more",
+        f"{intro} 分钟",
+        f"主线约 {main} 分钟",
+        f"另需约 {appendices} 分钟",
+    ):
         assert phrase in readme, f"README should say {phrase!r} (reading order and total time, both languages)"

@@ -1,4 +1,5 @@
 """Natural style (one per exercise, around its reference method): every idiom an honest student writes around the method — jax.typing hints, a private counter, namedtuple helpers, help(), names that shadow builtins."""
+
 from __future__ import annotations
 
 import collections
