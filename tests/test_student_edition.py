@@ -76,7 +76,8 @@ def test_leak_check_finds_an_answer_planted_in_the_edition(built, tmp_path, kind
 
 
 def make(folder: Path, *args, timeout=600):
-    return subprocess.run(["make", *args], cwd=folder, capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "XDG_CACHE_HOME": str(folder.parent / "cache")}  # the student's own, not this machine's
+    return subprocess.run(["make", *args], cwd=folder, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -3,15 +3,17 @@ namespace, say ✅ when they pass, and a rule the answer breaks is reported at o
 cell and in every test, with the same words the grader would use. A failure reads as its Chinese
 message alone, first under the cell; the traceback is collapsed below it."""
 
+import os
 import re
 import subprocess
 import sys
 
+import ch4validate
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader import answers, course, nbtools
+from grader import answers, course, nbtools, sandbox
 
 pytestmark = pytest.mark.xdist_group("student-view")
 
@@ -102,10 +104,43 @@ def test_make_check_prints_each_message_whole_and_no_kernel_warning(tmp_path):
     wrong = next(e for e in answers.entries("softplus") if e.slug == "grad_approx_large_x").answer
     path = tmp_path / "softplus.ipynb"
     nbformat.write(answers.with_answer(answers.release_notebook("softplus"), wrong), path)
-    done = subprocess.run([sys.executable, "-m", "ch4validate", str(path)], capture_output=True, text=True, timeout=600)
+    done = check(tmp_path, path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert not done.stderr.strip(), f"the terminal got more than the verdicts:\n{done.stderr}"
     lines = done.stdout.splitlines()
     first = next((i for i, line in enumerate(lines) if "❌ test_visible_jit_vmap 未通过：" in line), None)
     assert first is not None and "（得到 [" in lines[first], done.stdout
     assert any(line.rstrip().endswith("]）。") for line in lines[first + 1 : first + 6]), f"cut short:\n{done.stdout}"
+
+
+def check(cache_home, *paths):
+    """`make check` on `paths`, its compilation cache under `cache_home`."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    command = [sys.executable, "-m", "ch4validate", *map(str, paths)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_make_check_runs_side_by_side_and_a_warm_cache_changes_no_verdict(tmp_path):
+    """Two notebooks, a wrong answer and the reference, checked together twice: the first run fills
+    the student's compilation cache, the second loads from it, and both print the same verdicts
+    in the order the notebooks were given."""
+    wrong = next(e for e in answers.entries("softplus") if e.slug == "grad_approx_large_x").answer
+    paths = [tmp_path / "wrong" / "softplus.ipynb", tmp_path / "right" / "softplus.ipynb"]
+    for path, answer in zip(paths, (wrong, answers.reference_answer("softplus")), strict=True):
+        path.parent.mkdir()
+        nbformat.write(answers.with_answer(answers.release_notebook("softplus"), answer), path)
+    cold = check(tmp_path / "cache", *paths)
+    cached = list((tmp_path / "cache" / "ch4-autodiff" / "jax").iterdir())
+    assert cached, "the first check kept no compiled program"
+    warm = check(tmp_path / "cache", *paths)
+    assert cold.returncode == warm.returncode == 1, cold.stdout + warm.stdout
+    assert cold.stdout == warm.stdout, f"a warm cache changed what the student reads:\n{cold.stdout}\n{warm.stdout}"
+    results = [line for line in cold.stdout.splitlines() if line.startswith(("✅", "❌"))]
+    assert results[0].startswith(f"❌ {paths[0]}") and results[1] == f"✅ {paths[1]}：可见测试全部通过", cold.stdout
+
+
+def test_graded_kernels_get_no_compilation_cache():
+    """The cache is the student's own convenience: a graded kernel's environment is built from an
+    allow-list that does not pass it on, whatever the grading machine's environment says."""
+    env = sandbox.kernel_env({**os.environ, **ch4validate.compile_cache()})
+    assert not [key for key in env if "CACHE" in key], env
