@@ -25,6 +25,8 @@ import shutil
 from pathlib import Path
 
 import bleach
+import jinja2
+import jinja2.bccache
 from ch4protocol import ANSWER_MAGIC
 from ch4protocol import MIME as EVIDENCE_MIME
 from jinja2 import pass_context
@@ -243,6 +245,21 @@ class SanitizeFeedback(SanitizeHTML):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Jinja's compiled templates, kept for the life of the grading process. nbgrader makes a new
+    exporter, so a new Jinja environment, for every submission, which compiled the same templates
+    again (about 0.1 core-s a page). Jinja checks each entry against its template's source."""
+
+    compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.compiled:
+            bucket.bytecode_from_string(self.compiled[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.compiled[bucket.key] = bucket.bytecode_to_string()
+
+
 class FeedbackExporter(HTMLExporter):
     """nbgrader's feedback page with all rendered markdown sanitised and MathJax served locally."""
 
@@ -254,6 +271,7 @@ class FeedbackExporter(HTMLExporter):
         environment = super()._create_environment()
         # For templates/ch4_feedback/mathjax.html.j2, which nbgrader's template calls without a URL.
         environment.globals["mathjax_url"] = self.mathjax_url
+        environment.bytecode_cache = CompiledTemplates()
         return environment
 
 

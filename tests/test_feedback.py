@@ -12,6 +12,7 @@ import os
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jinja2
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -220,6 +221,19 @@ def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
     assert "$x^2 &lt; y$" in page, "math stays for MathJax"
     assert "overflow-wrap: anywhere" in page and "white-space: pre-wrap" in page
     assert "cdnjs" not in page
+
+
+def test_a_second_page_compiles_no_template_and_is_the_same(monkeypatch):
+    """nbgrader makes a new exporter for every submission; Jinja's compiled templates outlive it."""
+    nb = _hostile_notebook()
+    first = _page(copy.deepcopy(nb))
+    compiled = []
+    original = jinja2.Environment.compile
+    monkeypatch.setattr(
+        jinja2.Environment, "compile", lambda env, *a, **k: compiled.append(a) or original(env, *a, **k)
+    )
+    assert _page(nb) == first
+    assert not compiled, f"compiled again: {[str(a[1]) for a in compiled]}"
 
 
 # ---------------------------------------------------------------------------------------------
