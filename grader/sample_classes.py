@@ -130,7 +130,10 @@ def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], No
         "the answer cell raises after defining the functions",
         "作答区运行时报错",
     )
-    add("infinite-loop", answered(assignment, "while True:\n    pass"), "zero", "infinite loop in the answer", "超过")
+    # Past the per-cell limit the cell is interrupted (its functions are defined by then) and the
+    # tests still run: full marks tell that apart from the per-submission ceiling, which scores 0.
+    endless = good + "\nwhile True:\n    pass"
+    add("infinite-loop", answered(assignment, endless), "full", "an endless loop after the answer", "已被中断")
     slow = good + "\nimport time\nget_ipython().events.register('pre_run_cell', lambda *args: time.sleep(15))"
     add(
         "slow-every-cell",
@@ -139,8 +142,9 @@ def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], No
         "every cell slowed down: per-submission ceiling",
         "时间上限",
     )
-    add("os-exit", answered(assignment, "import os\nos._exit(3)"), "zero", "kernel exits", "内核")
-    add("segfault", answered(assignment, "import ctypes\nctypes.string_at(0)"), "zero", "kernel segfaults", "内核")
+    add("os-exit", answered(assignment, "import os\nos._exit(3)"), "zero", "kernel exits", "内核在运行中崩溃")
+    crash = answered(assignment, "import ctypes\nctypes.string_at(0)")
+    add("segfault", crash, "zero", "kernel segfaults", "内核在运行中崩溃")
     add("huge-output", answered(assignment, good + "\nprint('x' * 5_000_000)"), "full", "5 MB of output", "输出过长")
 
     nb = answered(assignment, good)

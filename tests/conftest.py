@@ -1,6 +1,44 @@
-"""Shared fixtures. Every test runs headless on CPU (the Makefile exports the same)."""
+"""Shared fixtures. Every test runs headless on CPU (the Makefile exports the same).
+
+The servers that several modules grade on are started once per pytest worker (session scope;
+`make test` groups the modules that use them with `pytest.mark.xdist_group("cluster")`, so one
+worker starts them): Debian's PostgreSQL and a grading cluster of `python -m grader scheduler`
+and `python -m grader worker` with two processes. A test that kills one of its workers waits
+for the cluster to settle again (`helpers.settle`).
+
+`pytest --reverse` runs the tests in reverse order: no test may depend on another having run first.
+"""
 
 import os
 
+import pytest
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--reverse", action="store_true", help="run the tests in reverse order (order independence)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--reverse"):
+        items.reverse()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server; each user makes a database of its own (`postgres_server.database(name)`)."""
+    from helpers import postgres
+
+    with postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def grading_cluster(tmp_path_factory):
+    """One Dask scheduler and `python -m grader worker` with two processes, over mutual TLS."""
+    from helpers import dask_cluster
+
+    with dask_cluster(tmp_path_factory.mktemp("grading-cluster")) as cluster:
+        yield cluster

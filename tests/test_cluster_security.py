@@ -10,12 +10,19 @@ others honestly). Around them:
   certificates, stop with one line (exit 2);
 * the forged result scores 0 with "result refused" while alice, graded by the same worker, keeps
   full marks; `grade.refusal` turns down every malformed result a worker could return;
-* the local cluster of a plain `grade` listens on loopback only, over TLS, with no HTTP server.
+* zed's task kills the worker that runs it, every time: it scores 0 with the reason;
+* a grading command whose course differs from the worker's gets its task refused: the
+  submission is left ungraded, not zeroed, and the command exits 1;
+* the grading command refuses a scheduler whose certificate another CA signed;
+* the local cluster of a plain `grade` listens on loopback only, over TLS, with no HTTP server,
+  and admits no one without its throw-away certificates.
 """
 
-import csv
 import json
 import math
+import os
+import re
+import shutil
 import socket
 import ssl
 import subprocess
@@ -26,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
+from helpers import gradebook_rows, read_csv
 from jupyter_servers import free_port
 
 from grader import REPO, answers, certs, course, engine, grade, messages, sample_classes, worker
@@ -105,17 +113,27 @@ def test_the_scheduler_listens_on_the_given_address_only_over_tls(cluster):
     assert listening == {("127.0.0.1", cluster["port"])}, "no HTTP server, nothing on another interface"
 
 
+def hangs_up(port: int, context: ssl.SSLContext) -> bool:
+    """Whether the server on `port` ends the connection during or right after the TLS handshake
+    (an alert, a reset or a plain close: which one depends on timing). A Dask node that accepts
+    a peer greets it first: then the bytes of that greeting arrive instead."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+        try:
+            with context.wrap_socket(raw) as tls:
+                return tls.recv(16) == b""
+        except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
+            return True
+
+
 def test_a_client_without_a_course_certificate_is_refused(cluster):
     from distributed import Client
 
     address, port = cluster["address"], cluster["port"]
-    # TLS that trusts the course CA but shows no certificate: the scheduler asks for one and hangs up
+    # TLS that trusts the course CA but shows no certificate: the scheduler asks for one and hangs
+    # up (its log, below, says why)
     context = ssl.create_default_context(cafile=str(cluster["tls"] / "ca.pem"))
     context.check_hostname = False
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, context.wrap_socket(raw) as tls:
-        with pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED"):
-            tls.sendall(b"hello")
-            tls.recv(16)
+    assert hangs_up(port, context)
     # Dask without TLS, to the same port
     with pytest.raises((OSError, TimeoutError)):
         Client(f"tcp://127.0.0.1:{port}", timeout="5s")
@@ -168,21 +186,42 @@ def test_nothing_runs_without_tls(tmp_path, command, message):
     assert not (tmp_path / "out").exists()
 
 
+def wait_for_one_worker(address: str, tls: Path, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while len(workers_of(address, tls)) != 1:
+        assert time.monotonic() < deadline, "the rogue worker did not come back"
+        time.sleep(0.5)
+
+
+def page_of(out: Path, student: str) -> str:
+    """A student's feedback page; "" when there is none (the tests that read it then fail)."""
+    path = out / "feedback" / student / "safe_norm" / "safe_norm.html"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
 @pytest.fixture(scope="module")
 def forged_run(cluster, tmp_path_factory):
-    """alice (the reference) and mallory (blank) graded on the rogue worker."""
+    """alice (the reference), mallory (blank) and zed (the reference, whose task kills the worker
+    running it) graded on the rogue worker; zed comes last, when the others are done."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    reference = answers.reference_answer("safe_norm")
-    sample_classes.write(submitted, "alice", "safe_norm", sample_classes.answered("safe_norm", reference))
+    reference = sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
+    sample_classes.write(submitted, "alice", "safe_norm", reference)
     release = course.notebook_path(course.EXERCISES, "safe_norm").read_bytes()
     sample_classes.write(submitted, "mallory", "safe_norm", raw=release)
+    sample_classes.write(submitted, "zed", "safe_norm", reference)
     command = [sys.executable, "-m", "grader", "grade", submitted, "--out", out, "--jobs", "1"]
     command += ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
-    done = subprocess.run([str(c) for c in command], cwd=REPO, capture_output=True, text=True, timeout=600)
-    with open(out / "grades.csv", encoding="utf-8") as handle:
-        rows = {r["student_id"]: r for r in csv.DictReader(handle)}
+    done = subprocess.run([str(c) for c in command], cwd=REPO, capture_output=True, text=True, timeout=900)
+    wait_for_one_worker(cluster["address"], cluster["tls"])  # its nanny restarts it after zed
     journal = [json.loads(line) for line in (out / "course" / grade.JOURNAL).read_text().splitlines()]
-    return {"done": done, "rows": rows, "journal": {e["student"]: e for e in journal}, "out": out}
+    return {
+        "done": done,
+        "rows": {student: row for (student, _), row in read_csv(out).items()},
+        "journal": {e["student"]: e for e in journal},
+        "out": out,
+        "pages": {s: page_of(out, s) for s in ("mallory", "zed")},
+        "scheduler_log": (cluster["folder"] / "s.log").read_text(errors="replace"),
+    }
 
 
 def test_a_forged_result_scores_0_and_the_others_keep_their_grades(forged_run):
@@ -190,13 +229,27 @@ def test_a_forged_result_scores_0_and_the_others_keep_their_grades(forged_run):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert rows["mallory"]["score"] == "0" and rows["alice"]["score"] == rows["alice"]["max_score"] == "14", rows
     assert forged_run["journal"]["mallory"]["notes"] == [messages.result_refused()]
-    assert "result refused" in messages.result_refused()
+    assert "result refused" in messages.result_refused() and "result refused" in forged_run["pages"]["mallory"]
     assert not forged_run["journal"]["alice"]["notes"]
     refused = [line for line in done.stderr.splitlines() if "refused" in line]
     assert len(refused) == 1 and refused[0].startswith("grader grade: refused the result of mallory/safe_norm: "), (
         done.stderr
     )
     assert "700" in refused[0] and "outside 0.." in refused[0], refused
+
+
+def test_a_task_whose_workers_keep_dying_scores_0_with_the_reason(forged_run):
+    """Dask starts a new worker each time and tries again; when it gives up, the submission (a
+    correct one: only its task's fate counts here) scores 0 and says why, and the others do not."""
+    died = re.findall(r"marked as failed because (\d+) workers died", forged_run["scheduler_log"])
+    assert died and int(died[-1]) > 1, "the scheduler did not give up on zed's task after repeated deaths"
+    assert forged_run["rows"]["zed"]["score"] == "0", forged_run["rows"]["zed"]
+    reason = "评分进程意外退出"
+    assert any(reason in note for note in forged_run["journal"]["zed"]["notes"]), forged_run["journal"]["zed"]
+    assert reason in forged_run["pages"]["zed"]
+    table = next(line for line in forged_run["done"].stdout.splitlines() if line.startswith("zed "))
+    assert reason in table, table
+    assert forged_run["rows"]["alice"]["score"] == "14"
 
 
 def test_a_refused_result_is_graded_again_by_a_rerun(forged_run):
@@ -212,6 +265,35 @@ def test_a_refused_result_leaves_no_gradebook_row(forged_run):
         with pytest.raises(MissingEntry):
             gb.find_submission("safe_norm", "mallory")
     assert not (forged_run["out"] / "course" / "autograded" / "mallory").exists()
+
+
+def test_a_worker_of_another_course_version_refuses_and_the_submission_is_left_ungraded(cluster, tmp_path):
+    """The grading command runs from a copy of the course whose grader differs by one line from
+    the worker's: the worker refuses the task, the submission gets no row and no zero, and the
+    command says so in one line and exits 1. Nothing is journaled for it, so a re-run grades it."""
+    copy = tmp_path / "course"
+    for part in ("grader", "kit", "solutions", "exercises"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "grader" / "messages.py", "a", encoding="utf-8") as handle:
+        handle.write("\n# one line the workers' copy of the grader does not have\n")
+    submitted, out = tmp_path / "class", tmp_path / "out"
+    sample_classes.write(
+        submitted, "carol", "safe_norm", raw=course.notebook_path(course.EXERCISES, "safe_norm").read_bytes()
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy / "kit"), str(copy)])}  # that copy's grader
+    command = [sys.executable, "-m", "grader", "grade", submitted, "--out", out, "--jobs", "1"]
+    command += ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
+    done = subprocess.run([str(c) for c in command], cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert (
+        len(lines) == 1 and "1 submission(s) were not graded" in lines[0] and "run the same command again" in lines[0]
+    )
+    assert "  not graded carol/safe_norm: CourseMismatch: " in done.stdout, done.stdout[-2000:]
+    assert "another version of the course or the grader" in done.stdout
+    assert read_csv(out) == {}, "an ungraded submission got a row in grades.csv"
+    assert gradebook_rows(course.sqlite_url(out / "course")) == {}
+    assert "carol" not in (out / "course" / grade.JOURNAL).read_text(), "journaled as done: a re-run would skip it"
 
 
 # —— grade.refusal, on forged results: fast, no cluster ——
@@ -293,7 +375,9 @@ def listening(process: psutil.Process) -> set:
     return {(c.laddr.ip, c.laddr.port) for c in process.net_connections("inet") if c.status == "LISTEN"}
 
 
-def test_the_local_cluster_listens_on_loopback_over_tls_only():
+def test_the_local_cluster_listens_on_loopback_over_tls_only(tmp_path):
+    course_certs = tmp_path / "tls"
+    certs.make(course_certs)  # a real cluster's certificates: the local cluster must not take them either
     me = psutil.Process()
     mine_before, children_before = listening(me), {p.pid for p in me.children(recursive=True)}
     client = engine.connect(None, 2)
@@ -308,5 +392,86 @@ def test_the_local_cluster_listens_on_loopback_over_tls_only():
             sockets |= listening(process)
         assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
         assert {port for _, port in sockets} == tls_ports, "a port that is not the cluster's TLS (an HTTP server?)"
+        # whoever connects without its throw-away certificates: refused by the scheduler itself
+        # (this end checks nothing, so only the other end can say no)
+        port = int(client.scheduler.address.rsplit(":", 1)[1])
+        for shown in (None, certs.paths(course_certs, "client")[1:]):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            if shown:
+                context.load_cert_chain(*shown)
+            assert hangs_up(port, context), f"the local cluster let in a client showing {shown}"
     finally:
         engine.close(client)
+
+
+# —— the certificates and the commands' defaults ——
+def test_certs_make_a_ca_and_a_private_key_per_role_and_keep_no_ca_key(tmp_path):
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+
+    certs.make(tmp_path / "tls", ["192.0.2.7"])
+    names = sorted(p.name for p in (tmp_path / "tls").iterdir())
+    expected = ["ca.pem", "client.key", "client.pem", "scheduler.key", "scheduler.pem", "worker.key", "worker.pem"]
+    assert names == expected, f"the CA's key or something else was written: {names}"
+    assert all((tmp_path / "tls" / n).stat().st_mode & 0o077 == 0 for n in names if n.endswith(".key")), names
+    ca = x509.load_pem_x509_certificate((tmp_path / "tls" / "ca.pem").read_bytes())
+    role = {r: x509.load_pem_x509_certificate(certs.paths(tmp_path / "tls", r)[1].read_bytes()) for r in certs.ROLES}
+    for cert in role.values():
+        cert.verify_directly_issued_by(ca)
+    certs.make(tmp_path / "new")  # a fresh folder is a new CA: the old certificates are not its own
+    new_ca = x509.load_pem_x509_certificate((tmp_path / "new" / "ca.pem").read_bytes())
+    with pytest.raises(InvalidSignature):  # same CA name, another key
+        role["worker"].verify_directly_issued_by(new_ca)
+    with pytest.raises(FileExistsError):
+        certs.make(tmp_path / "tls")
+
+
+def test_every_command_reads_build_tls_and_grader_worker_runs_a_process_per_core(tmp_path, monkeypatch):
+    """Without --tls every command takes the certificates from build/tls; `grader worker` without
+    --nworkers starts one worker process per core (what it hands to `dask worker`)."""
+    import grader.__main__ as cli
+
+    assert certs.FOLDER == REPO / "build" / "tls"
+    certs.make(tmp_path / "tls")
+    monkeypatch.setattr(certs, "FOLDER", tmp_path / "tls")
+    started = []
+
+    def execv(path, argv):
+        started.append(argv)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execv", execv)
+    monkeypatch.setattr(os, "cpu_count", lambda: 7)  # not this machine's count: a fixed default would show
+    with pytest.raises(SystemExit):
+        cli.main(["worker", "tls://127.0.0.1:9"])
+    with pytest.raises(SystemExit):
+        cli.main(["scheduler", "--host", "127.0.0.1"])
+    worker_argv, scheduler_argv = started
+    assert worker_argv[worker_argv.index("--nworkers") + 1] == "7"
+    for argv, role in ((worker_argv, "worker"), (scheduler_argv, "scheduler")):
+        ca, cert, key = (str(p) for p in certs.paths(tmp_path / "tls", role))
+        assert [argv[argv.index(o) + 1] for o in ("--tls-ca-file", "--tls-cert", "--tls-key")] == [ca, cert, key]
+    assert engine.tls_files(None, "client") == tuple(str(p) for p in certs.paths(tmp_path / "tls", "client"))
+
+
+def test_the_grading_command_refuses_a_scheduler_whose_certificate_another_ca_signed(cluster, tmp_path):
+    """A scheduler that would accept the course's client (it trusts the course CA) but shows a
+    certificate of another CA: only the grading command's own check can refuse it."""
+    port = free_port()
+    foreign = cluster["foreign"]
+    tls = ["--tls-ca-file", cluster["tls"] / "ca.pem", "--tls-cert", foreign / "scheduler.pem"]
+    tls += ["--tls-key", foreign / "scheduler.key"]
+    command = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port]
+    impostor = start([*command, "--protocol", "tls", *tls, "--no-dashboard"], tmp_path / "impostor.log")
+    try:
+        deadline = time.monotonic() + 120
+        while not listening(psutil.Process(impostor.pid)):
+            assert impostor.poll() is None and time.monotonic() < deadline, (tmp_path / "impostor.log").read_text()
+            time.sleep(0.5)
+        with pytest.raises(engine.EngineError, match="cannot reach the Dask scheduler"):
+            engine.connect(f"tls://127.0.0.1:{port}", 1, cluster["tls"])
+    finally:
+        engine.stop_process_group(impostor)
+    # the grading command's alert, as the impostor saw it: "I do not know your CA"
+    assert "ALERT_UNKNOWN_CA" in (tmp_path / "impostor.log").read_text(), "refused for another reason"

@@ -8,13 +8,13 @@ submission, whose page Chromium opens with the network blocked.
 import base64
 import copy
 import importlib.util
-import os
 from html.parser import HTMLParser
 from pathlib import Path
 
 import jinja2
 import nbformat
 import pytest
+from helpers import chromium
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading 
 ASSIGNMENT = "safe_norm"  # quick to grade
 LIMIT = feedback.MAX_OUTPUT_CHARS
 NOTE_ROOM = 200  # what a cap note adds to a capped entry
-CHROMIUM = Path("/usr/bin/chromium")
 BANNER = "全部通过 10/10"
 HOSTILE_HTML = (
     "<script>window.__pwned = 'script'; alert('script')</script>"
@@ -299,10 +298,7 @@ def test_feedback_page_has_nothing_live_from_the_student(graded):
 
 
 def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    executable = chromium()
     from playwright.sync_api import sync_playwright
 
     _, out = graded
@@ -316,7 +312,7 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
             route.abort()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
             page.route("**/*", only_files)

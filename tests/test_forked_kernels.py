@@ -11,7 +11,7 @@ import select
 
 import pytest
 from ch4protocol import SEED_ENV
-from kernels import kernel_session
+from helpers import kernel_session
 
 from grader import REPO, forkserver, sandbox
 

@@ -1,46 +1,50 @@
 """The grading command on a class of broken submissions next to correct ones.
 
-One real run of `python -m grader grade` (module fixture), then one test per submission: the
-score it must get and the reason its feedback and the score table must give.
+One real run of `python -m grader grade` (module fixture `graded`, read into memory at once),
+then one test per submission: the score it must get and the reason its feedback and the score
+table must give. The re-runs on the same output folder happen in their own fixture (`reruns`)
+afterwards; nothing reads the first run from disk, so the tests hold in any order.
 """
 
-import csv
-import hashlib
 import html
+import os
+import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import nbformat
 import pytest
+from helpers import checksums, grade_cli, gradebook_rows, read_csv
 
-from grader import REPO, sample_classes
+from grader import answers, course, sample_classes, verdict
 
 ASSIGNMENT = "safe_norm"  # quick to grade; the broken cases do not depend on the assignment
 CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
 pytestmark = pytest.mark.xdist_group("grading")  # one worker owns the run below
 
+# A wrong answer beside the broken ones: its zero fallback has the visible tests' length, so the
+# hidden tests (other lengths) fail too, and this hint of a hidden test must reach its feedback.
+HIDDEN_FAILS = "hidden-fails"
+HIDDEN_ANSWER = next(e.answer for e in answers.entries(ASSIGNMENT) if e.slug == "hardcoded_size")
+HIDDEN_TEST, HIDDEN_POINTS, HIDDEN_HINT = "test_hidden_random", 4, "实现不能依赖固定长度；切向量规则要对 t 线性"
 
-def grade_cli(submitted, out, *extra):
+
+def grade(submitted, out, *extra, **run):
     # The crashing cases need os and ctypes, which the tampering scan would stop before they run
     # (tests/test_tampering.py covers that); here the kernels must really crash.
-    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
-    command += ["--cell-timeout", str(CELL_TIMEOUT), "--ceiling", str(CEILING), "--no-code-scan", *extra]
-    return subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=900)
+    limits = ["--cell-timeout", CELL_TIMEOUT, "--ceiling", CEILING, "--no-code-scan"]
+    return grade_cli(submitted, out, *limits, *extra, **run)
 
 
-def checksums(folder: Path) -> dict:
+def feedback_pages(out: Path) -> dict:
     return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        (p.parts[-3], p.parts[-2]): p.read_text(encoding="utf-8") for p in sorted((out / "feedback").glob("*/*/*.html"))
     }
 
 
-def read_grades(out: Path) -> dict:
-    with open(out / "grades.csv", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    return {(r["student_id"], r["assignment"]): (float(r["score"]), float(r["max_score"])) for r in rows}
+def table_line(stdout: str, student: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(student + " "))
 
 
 CASES = [expectation for expectation, _ in sample_classes.broken_cases(ASSIGNMENT)]  # test ids; nothing written
@@ -48,55 +52,155 @@ CASES = [expectation for expectation, _ in sample_classes.broken_cases(ASSIGNMEN
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    """The broken class graded once; what the run printed and wrote, read at once."""
     submitted = tmp_path_factory.mktemp("submitted")
     sample_classes.broken_class(submitted, ASSIGNMENT)
+    sample_classes.write(submitted, HIDDEN_FAILS, ASSIGNMENT, sample_classes.answered(ASSIGNMENT, HIDDEN_ANSWER))
     (submitted / "ok-1" / "no_such_assignment").mkdir()
     (submitted / "ok-1" / "no_such_assignment" / "x.ipynb").write_text("{}")
-    before = checksums(submitted)
+    protected = {"submitted": submitted, "solutions": course.SOLUTIONS, "exercises": course.EXERCISES}
+    before = {name: checksums(folder) for name, folder in protected.items()}
     out = tmp_path_factory.mktemp("out")
-    done = grade_cli(submitted, out)
-    return {"submitted": submitted, "out": out, "done": done, "before": before}
+    done = grade(submitted, out)
+    return SimpleNamespace(
+        submitted=submitted,
+        out=out,
+        done=done,
+        unchanged=[name for name, folder in protected.items() if checksums(folder) == before[name]],
+        header=(out / "grades.csv").read_text(encoding="utf-8").splitlines()[0],
+        rows=read_csv(out),
+        pages=feedback_pages(out),
+        gradebook=gradebook_rows(course.sqlite_url(out / "course")),
+        autograded=checksums(out / "course" / "autograded"),
+    )
 
 
-def test_run_completes_and_leaves_submissions_untouched(graded):
-    assert graded["done"].returncode == 0, graded["done"].stderr[-3000:]
-    assert checksums(graded["submitted"]) == graded["before"], "the grader changed SUBMITTED_DIR"
-    assert "unknown assignment" in graded["done"].stdout
+def test_run_completes_and_writes_nothing_but_its_output(graded):
+    assert graded.done.returncode == 0, graded.done.stderr[-3000:]
+    assert graded.unchanged == ["submitted", "solutions", "exercises"], "the grader changed its input or the course"
+    assert "unknown assignment" in graded.done.stdout
+
+
+def test_a_progress_line_for_each_submission_graded(graded):
+    sent = int(re.search(r"(\d+) to autograde", graded.done.stdout).group(1))
+    progress = re.findall(rf"^  \[ *(\d+)/{sent}\] ([^/\s]+)/{ASSIGNMENT}: ", graded.done.stdout, re.MULTILINE)
+    assert [int(n) for n, _ in progress] == list(range(1, sent + 1)), graded.done.stdout
+    assert len({student for _, student in progress}) == sent > 0
 
 
 def test_csv_has_the_contract_header_and_a_row_per_submission(graded):
-    header = (graded["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert header == "student_id,assignment,score,max_score,flags"  # flags: added after the contract's four
-    assert set(read_grades(graded["out"])) == {(c.student, c.assignment) for c in CASES}
+    assert graded.header == "student_id,assignment,score,max_score,flags"  # flags: added after the contract's four
+    assert set(graded.rows) == {(c.student, c.assignment) for c in CASES} | {(HIDDEN_FAILS, ASSIGNMENT)}
+
+
+def test_the_course_folder_holds_the_gradebook_and_the_autograded_notebooks(graded):
+    assert graded.gradebook[("ok-1", ASSIGNMENT)], "ok-1 has no submission in OUT_DIR/course/gradebook.db"
+    assert f"ok-1/{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in graded.autograded
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.student for c in CASES])
 def test_each_submission_gets_its_score_and_reason(graded, case):
-    score, max_score = read_grades(graded["out"])[(case.student, case.assignment)]
+    row = graded.rows[(case.student, case.assignment)]
+    score, max_score = float(row["score"]), float(row["max_score"])
     assert max_score >= 10
     expected = {"full": max_score, "zero": 0.0}.get(case.verdict)
     if expected is not None:
         assert score == expected, f"{case.why}: scored {score}/{max_score}"
-    feedback = list((graded["out"] / "feedback" / case.student / case.assignment).glob("*.html"))
-    assert feedback, f"{case.why}: no feedback page"
+    page = graded.pages.get((case.student, case.assignment))
+    assert page, f"{case.why}: no feedback page"
     if case.note:
-        assert case.note in feedback[0].read_text(encoding="utf-8"), f"{case.why}: feedback lacks '{case.note}'"
-        table_line = next(line for line in graded["done"].stdout.splitlines() if line.startswith(case.student + " "))
-        assert case.note in table_line, f"{case.why}: score table lacks '{case.note}'"
+        assert case.note in page, f"{case.why}: feedback lacks '{case.note}'"
+        assert case.note in table_line(graded.done.stdout, case.student), f"{case.why}: score table lacks '{case.note}'"
 
 
-def test_rerun_is_idempotent_and_grades_only_new_work(graded, tmp_path):
-    first = read_grades(graded["out"])
-    again = grade_cli(graded["submitted"], graded["out"])
-    assert again.returncode == 0 and "0 to autograde" in again.stdout, again.stdout[-2000:]
-    assert read_grades(graded["out"]) == first
-    extended = tmp_path / "submitted"
-    shutil.copytree(graded["submitted"], extended, symlinks=True)  # links stay links, never followed
-    shutil.copytree(extended / "ok-1", extended / "ok-2")
-    third = grade_cli(extended, graded["out"])
-    assert third.returncode == 0 and "1 to autograde" in third.stdout, third.stdout[-2000:]
-    grades = read_grades(graded["out"])
-    assert grades[("ok-2", ASSIGNMENT)] == grades[("ok-1", ASSIGNMENT)]
+def test_a_cell_over_its_limit_is_interrupted_and_the_rest_still_runs(graded):
+    """The endless loop after the answer's definitions: that cell alone is stopped at the per-cell
+    limit (its note names the cell and the limit), the tests after it run and pass."""
+    row = graded.rows[("infinite-loop", ASSIGNMENT)]
+    assert row["score"] == row["max_score"], row
+    line = table_line(graded.done.stdout, "infinite-loop")
+    assert f"单元格 answer 超过 {CELL_TIMEOUT} 秒未结束，已被中断" in line, line
+    assert "时间上限" not in line, line
+
+
+def test_a_submission_over_the_ceiling_is_stopped_and_scores_0(graded):
+    """Every cell is under the per-cell limit, together they pass the per-submission ceiling."""
+    assert graded.rows[("slow-every-cell", ASSIGNMENT)]["score"] == "0"
+    line = table_line(graded.done.stdout, "slow-every-cell")
+    assert f"超过每份提交 {CEILING} 秒的时间上限，已终止" in line, line
+
+
+def test_the_limits_default_to_60_and_300_seconds(monkeypatch, tmp_path):
+    """What `python -m grader grade` passes on without --cell-timeout and --ceiling, and what
+    nbgrader's Execute step is then given (nbgrader's own default would be 30 s)."""
+    import grader.__main__ as cli
+
+    seen = []
+    monkeypatch.setattr(cli, "cmd_grade", seen.append)
+    cli.main(["grade", "SUBMITTED", "--out", "OUT"])
+    assert (seen[0].cell_timeout, seen[0].ceiling) == (60, 300)
+    assert course.nbgrader_config(tmp_path, cell_timeout=seen[0].cell_timeout).Execute.timeout == 60
+
+
+def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
+    """On the page of a student who fails a hidden test: none of its code, all of its verdict."""
+    from grader.edition import secret_passages
+
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, ASSIGNMENT), as_version=4)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if verdict.is_test(c)}
+    assert HIDDEN_TEST in verdict.hidden_tests(ASSIGNMENT) and HIDDEN_HINT in cells[HIDDEN_TEST].source
+    assert cells[HIDDEN_TEST].metadata["nbgrader"]["points"] == HIDDEN_POINTS
+    assert not [t for t, c in cells.items() if HIDDEN_HINT in c.source and t != HIDDEN_TEST], "the hint is not unique"
+
+    page = graded.pages[(HIDDEN_FAILS, ASSIGNMENT)]
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))  # what a reader sees, code lines as they are shown
+    lines = "\n".join(line.strip() for line in text.splitlines())
+    hidden = secret_passages(ASSIGNMENT, kinds=("HIDDEN TESTS",))
+    assert hidden and any("\n" in p for p in hidden), "found no hidden-test lines to look for"
+    shown = [p for p in hidden if p in lines]
+    assert not shown and "BEGIN HIDDEN TESTS" not in lines, f"feedback shows hidden-test code: {shown[:3]}"
+    failed = re.findall(rf"评分程序判定：❌ 未通过（0 / {HIDDEN_POINTS} 分）：(.*)", lines)
+    assert len(failed) == 1 and HIDDEN_HINT in failed[0], f"the hidden test's message is not shown: {failed}"
+
+
+@pytest.fixture(scope="module")
+def reruns(graded, tmp_path_factory):
+    """The same command again on the same input; then once more with ok-1's notebook changed
+    (a wrong answer now) and a new student ok-2 handing in ok-1's first notebook."""
+    out = graded.out
+    autograded = checksums(out / "course" / "autograded")
+    again = grade(graded.submitted, out)
+    same = SimpleNamespace(done=again, rows=read_csv(out), autograded=checksums(out / "course" / "autograded"))
+    changed = tmp_path_factory.mktemp("changed") / "submitted"
+    shutil.copytree(graded.submitted, changed, symlinks=True)  # links stay links, never followed
+    shutil.copytree(changed / "ok-1", changed / "ok-2")
+    wrong = next(e for e in answers.entries(ASSIGNMENT) if e.slug == "plain_norm")
+    sample_classes.write(changed, "ok-1", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, wrong.answer))
+    third = grade(changed, out)
+    new = SimpleNamespace(done=third, rows=read_csv(out), gradebook=gradebook_rows(course.sqlite_url(out / "course")))
+    return SimpleNamespace(autograded_before=autograded, same=same, changed=new)
+
+
+def test_a_rerun_on_the_same_input_reuses_every_result(graded, reruns):
+    done = reruns.same.done
+    assert done.returncode == 0 and ", 0 to autograde" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert reruns.same.rows == graded.rows
+    assert reruns.same.autograded == reruns.autograded_before, "a re-run executed a notebook again"
+
+
+def test_a_new_or_changed_submission_is_the_only_one_graded_again_and_replaces_its_row(graded, reruns):
+    done, rows, gradebook = reruns.changed.done, reruns.changed.rows, reruns.changed.gradebook
+    assert done.returncode == 0 and ", 2 to autograde" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    graded_now = set(re.findall(rf"^  \[ *\d+/2\] ([^/\s]+)/{ASSIGNMENT}: ", done.stdout, re.MULTILINE))
+    assert graded_now == {"ok-1", "ok-2"}, done.stdout
+    ok1 = (("ok-1", ASSIGNMENT), ("ok-2", ASSIGNMENT))
+    assert {k: v for k, v in rows.items() if k not in ok1} == {k: v for k, v in graded.rows.items() if k != ok1[0]}
+    assert {**rows[ok1[1]], "student_id": "ok-1"} == graded.rows[ok1[0]], "ok-2 handed in ok-1's first notebook"
+    assert float(rows[ok1[0]]["score"]) < float(rows[ok1[0]]["max_score"]), "ok-1's wrong answer kept full marks"
+    [first] = graded.gradebook[ok1[0]]
+    stored = gradebook[ok1[0]]
+    assert len(stored) == 1, f"ok-1 has {len(stored)} submissions in the gradebook"
+    assert stored[0] != first and sum(auto for auto, _ in stored[0].values()) == float(rows[ok1[0]]["score"])
 
 
 @pytest.mark.parametrize(
@@ -113,17 +217,38 @@ def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
         submitted.mkdir()
     if layout == "unknown":
         (submitted / "s1" / "not_an_assignment").mkdir(parents=True)
-    done = grade_cli(submitted, tmp_path / "out")
+    done = grade(submitted, tmp_path / "out")
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
-def test_feedback_hides_hidden_test_code(graded):
-    from grader.edition import secret_passages
+def path_without(tool: str, folder: Path) -> str:
+    """A PATH with every command of this one but `tool`: links to them in `folder`."""
+    folder.mkdir()
+    for place in os.environ["PATH"].split(os.pathsep):
+        for command in sorted(Path(place).glob("*")) if Path(place).is_dir() else []:
+            link = folder / command.name
+            if command.name != tool and not link.exists() and os.access(command, os.X_OK):
+                link.symlink_to(command)
+    return str(folder)
 
-    page = next((graded["out"] / "feedback" / "ok-1" / ASSIGNMENT).glob("*.html")).read_text(encoding="utf-8")
-    assert "BEGIN HIDDEN TESTS" not in page
-    hidden = [p for p in secret_passages(ASSIGNMENT, kinds=("HIDDEN TESTS",)) if "\n" not in p]
-    assert hidden, "found no hidden-test lines to look for"
-    shown = [line for line in hidden if html.escape(line) in page or line in page]
-    assert not shown, f"feedback shows hidden-test lines: {shown[:3]}"
+
+def test_without_bubblewrap_grading_warns_and_flags_every_row(tmp_path):
+    """`bwrap` missing from PATH: the class is still graded, with one warning line on stderr and
+    the flag `unsandboxed` on every row, also the row of a file no kernel ever ran."""
+    env = {**os.environ, "PATH": path_without("bwrap", tmp_path / "bin")}
+    assert shutil.which("bwrap") and not shutil.which("bwrap", path=env["PATH"]), "the test needs bwrap to hide"
+    submitted, out = tmp_path / "class", tmp_path / "out"
+    reference = sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
+    sample_classes.write(submitted, "alice", ASSIGNMENT, reference)
+    sample_classes.write(submitted, "erin", ASSIGNMENT, raw=b"")
+    done = grade_cli(submitted, out, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    warning = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(warning) == 1 and "every row is flagged 'unsandboxed'" in warning[0], done.stderr
+    rows = read_csv(out)
+    assert {key: row["flags"] for key, row in rows.items()} == {
+        ("alice", ASSIGNMENT): "unsandboxed",
+        ("erin", ASSIGNMENT): "unsandboxed",
+    }
+    assert rows[("alice", ASSIGNMENT)]["score"] == rows[("alice", ASSIGNMENT)]["max_score"], rows

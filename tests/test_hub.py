@@ -7,7 +7,10 @@ of this checkout in their home. A student logs in, fetches softplus from the Ass
 types an answer, submits; the instructor collects, grades with `python -m grader grade` and
 releases the feedback; the student fetches it and opens the page. The second student then tries
 to read the first one's submission, the solutions, the gradebook and the grading secret, and is
-refused each time. Users, group, folders and processes are removed afterwards.
+refused each time. The student's server and home are as README says, and the instructor logs in
+too: their server runs from the checkout and Formgrader there shows the graded class. The round
+trip is one module fixture, so no test depends on another having run first. Users, group,
+folders and processes are removed afterwards.
 
 Like tests/test_student_edition.py, the environments are not downloaded again: the course's
 environment and the instructor's .venv are created empty and see this checkout's installed
@@ -33,13 +36,13 @@ from types import SimpleNamespace
 import nbformat
 import psutil
 import pytest
+from helpers import CHROMIUM, read_csv
 from jupyter_servers import free_port
 
 from grader import REPO, answers, course, feedback
 
 pytestmark = pytest.mark.xdist_group("hub")  # one worker owns the users, the hub and the browser
 ASSIGNMENT = "softplus"
-CHROMIUM = Path("/usr/bin/chromium")
 TOOLS = ("useradd", "userdel", "groupadd", "groupdel", "chpasswd", "runuser", "npm", "node")
 
 
@@ -231,7 +234,12 @@ def instructor(site, *command):
     return done
 
 
-def test_a_student_fetches_answers_submits_and_reads_the_feedback_in_chromium(site, hub):
+@pytest.fixture(scope="module")
+def round_trip(site, hub):
+    """The table's round trip, once for the module: the first student fetches, answers and submits
+    in Chromium; the instructor collects, grades and releases; the student fetches the feedback.
+    Both tests read what it leaves (the second student's refusals need the files to exist), so
+    neither depends on the other having run first."""
     from playwright.sync_api import expect, sync_playwright
 
     nbgrader = [".venv/bin/nbgrader"]
@@ -307,6 +315,8 @@ def test_a_student_fetches_answers_submits_and_reads_the_feedback_in_chromium(si
                 "1",
             )
             assert re.search(rf"{student}\s+{ASSIGNMENT}\s+14 / 14", graded.stdout), graded.stdout[-2000:]
+            # graded as the instructor, each kernel in bubblewrap: no row flagged unsandboxed
+            flags = read_csv(site.repo / "build" / "grades")[(student, ASSIGNMENT)]["flags"]
             instructor(site, *nbgrader, "release_feedback", ASSIGNMENT)
 
             # the student: Fetch Feedback, then the page
@@ -326,17 +336,81 @@ def test_a_student_fetches_answers_submits_and_reads_the_feedback_in_chromium(si
         finally:
             page.screenshot(path=str(shots / "last.png"))
             browser.close()
-    assert not outside, f"pages asked the network for {outside}"
+    return SimpleNamespace(student=student, outside=outside, page=pages[0], flags=flags)
+
+
+def test_a_student_fetches_answers_submits_and_reads_the_feedback_in_chromium(site, round_trip):
+    assert not round_trip.outside, f"pages asked the network for {round_trip.outside}"
+    student = round_trip.student
     ours = (site.repo / "build" / "grades" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert pages[0].read_text() == ours.replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)
+    assert round_trip.page.read_text() == ours.replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)
+    assert round_trip.flags == "", f"graded as the instructor but flagged {round_trip.flags!r}"
 
 
-def test_the_second_student_reads_none_of_it(site, hub):
+def servers_of(user: str) -> list[psutil.Process]:
+    """The Jupyter servers the hub started as `user`."""
+    found = []
+    for process in psutil.process_iter(["username", "cmdline"]):
+        if process.info["username"] == user and "jupyterhub.singleuser" in (process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+def test_a_students_server_runs_as_them_from_the_course_environment_in_a_private_home(site, round_trip):
+    """What the round trip's student got from the hub: a server of their own from <prefix>, their
+    home made private when it started, and their copy of the chapter notebooks."""
+    student = round_trip.student
+    [server] = servers_of(student)
+    assert server.cmdline()[0].startswith(str(site.prefix)), server.cmdline()
+    assert server.environ()["CH4_EXCHANGE"] == str(site.exchange), "the student's server does not know the exchange"
+    mode = site.home[student].stat().st_mode & 0o777
+    assert mode == 0o700, f"{site.home[student]} is {oct(mode)}: useradd made it readable, the hub did not close it"
+    copied = sorted(p.name for p in (site.home[student] / "ch04-notebooks").glob("*.ipynb"))
+    shipped = sorted(p.name for p in (site.prefix / "student" / "notebooks").glob("*.ipynb"))
+    assert copied and copied == shipped, f"the chapter notebooks copied for the student: {copied}"
+
+
+def test_the_instructors_hub_session_runs_from_the_checkout_and_formgrader_shows_the_class(site, hub, round_trip):
+    """The instructor logs in to the hub in Chromium: their server runs from the checkout and its
+    .venv, knows the exchange and the graded class, its Formgrader shows the round trip's
+    submission with its score, and the instructor is the hub's admin (a student is not)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            admin = {}
+            for user in (site.instructor, round_trip.student):  # the student's server runs already
+                page = browser.new_context().new_page()
+                page.set_default_timeout(120_000)
+                page.goto(f"{hub.url}/hub/login")
+                page.fill("#username_input", user)
+                page.fill("#password_input", site.passwords[user])
+                page.click("#login_submit")
+                page.wait_for_url(re.compile(rf"/user/{user}/lab"), timeout=300_000)
+                admin[user] = page.request.get(f"{hub.url}/hub/admin").status
+                if user == site.instructor:
+                    listed = page.request.get(f"{hub.url}/user/{user}/formgrader/api/submissions/{ASSIGNMENT}")
+                    assert listed.status == 200, f"the instructor's Formgrader answers {listed.status}"
+                    shown = {s["student"]: (s["score"], s["max_score"]) for s in listed.json()}
+        finally:
+            browser.close()
+    assert shown == {round_trip.student: (14.0, 14.0)}, f"Formgrader in the instructor's session shows {shown}"
+    assert admin == {site.instructor: 200, round_trip.student: 403}, f"the hub's admin page answers {admin}"
+    [server] = servers_of(site.instructor)
+    environment = server.environ()
+    assert environment["CH4_EXCHANGE"] == str(site.exchange) and environment["CH4_GRADES"] == "build/grades"
+    assert server.cwd() == str(site.repo), server.cwd()
+    python = Path(server.cwd(), server.cmdline()[0])  # tools/hub/instructor.sh runs .venv/bin/python
+    assert python.is_relative_to(site.repo / ".venv"), server.cmdline()
+
+
+def test_the_second_student_reads_none_of_it(site, round_trip):
     """Each tried, each refused: the first student's files, the exchange's lists, the instructor's
     repository; and the course environment is there for them, read-only."""
     first_copy = course.notebook_path(site.home[site.first] / "ch04", ASSIGNMENT)
     course_root = site.repo / "build" / "grades" / "course"
-    assert first_copy.is_file() and (course_root / "gradebook.db").is_file(), "the first test did not get that far"
+    assert first_copy.is_file() and (course_root / "gradebook.db").is_file(), "the round trip left no files to try"
     refused = {
         "the first student's copy": ["cat", first_copy],
         "the submissions in the exchange": ["ls", site.exchange / "ch04" / "inbound"],

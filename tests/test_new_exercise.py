@@ -6,13 +6,13 @@ notebook and its catalogue folder under a new name, nothing else touched); the c
 grader then releases it, grades a class that hands it in, and its test suite collects it.
 """
 
-import csv
 import os
 import shutil
 import subprocess
 import sys
 
 import pytest
+from helpers import read_csv
 
 from grader import REPO
 
@@ -61,8 +61,7 @@ sample_classes.write(Path("{tmp_path / "class"}"), "bo", "{NEW}", answers.releas
 """
     run(released, "-c", build)
     run(released, "-m", "grader", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "2")
-    with open(tmp_path / "out" / "grades.csv", encoding="utf-8") as handle:
-        rows = {r["student_id"]: r for r in csv.DictReader(handle)}
+    rows = {student: row for (student, _), row in read_csv(tmp_path / "out").items()}
     assert rows["ada"]["assignment"] == NEW and rows["ada"]["score"] == rows["ada"]["max_score"], rows["ada"]
     assert float(rows["bo"]["score"]) == 0, rows["bo"]
 

@@ -1,5 +1,7 @@
 """exercises/ is exactly what nbgrader generates from solutions/, and leaks nothing secret."""
 
+import re
+
 import nbformat
 import pytest
 
@@ -19,6 +21,13 @@ def test_every_folder_in_solutions_is_an_assignment():
     for assignment in course.ASSIGNMENTS:
         notebooks = sorted(p.name for p in (course.SOLUTIONS / assignment).glob("*.ipynb"))
         assert notebooks == [f"{assignment}.ipynb"], f"solutions/{assignment}/ holds {notebooks}: one notebook only"
+
+
+def test_the_readme_names_every_assignment():
+    """The instructor's README lists the assignment folders grading expects."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"\(assignments: `([a-z_ ]+)`\)", readme)
+    assert listed and sorted(listed.group(1).split()) == sorted(course.ASSIGNMENTS), listed
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)

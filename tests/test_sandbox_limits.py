@@ -6,11 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from kernels import kernel_session
+from helpers import kernel_session
 
 from grader import sandbox
 
@@ -180,12 +179,10 @@ def test_a_real_kernel_runs_in_tmp_and_leaves_nothing_behind():
 def test_a_real_kernel_out_of_memory_dies(monkeypatch):
     require("memory")
     monkeypatch.setattr(sandbox, "MAX_MEMORY", 256 * MiB)
-    started = time.monotonic()
     code = "import numpy as np\nhog = [np.ones(64 * 2**20 // 8) for _ in range(16)]\nprint('survived')"
-    session = kernel_session(code)
+    session = kernel_session(code, timeout=90)  # a kernel still alive then was not stopped by its cap
     printed, km = session.stdout, session.km
     assert not session.alive and "survived" not in printed, printed
-    assert time.monotonic() - started < 90
     assert not [g for g in km.box.cgroups.values() if g.exists()], km.box.cgroups
 
 

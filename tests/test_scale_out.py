@@ -1,80 +1,58 @@
 """A class graded on a Dask cluster into a PostgreSQL gradebook gets the single-machine grades.
 
-Real components, started here and stopped afterwards: Debian's PostgreSQL in a temporary folder,
-a Dask scheduler started with `python -m grader scheduler`, and two worker processes started
-with `python -m grader worker`, all over mutual TLS with certificates made for the run. The
-class (every assignment's reference and first wrong answer, and an unreadable file) is graded
-once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL) with the same
-grading secret, while one worker is killed in the middle of a submission. A third run loses its
-scheduler once its first submission is stored, and is finished by a re-run.
+Real components, shared with tests/test_tampering.py (tests/conftest.py starts them once per
+pytest worker): Debian's PostgreSQL, a Dask scheduler started with `python -m grader scheduler`,
+and two worker processes started with `python -m grader worker`, all over mutual TLS with
+certificates made for the run. The class (every assignment's reference and first wrong answer,
+and an unreadable file) is graded once on one machine (local cluster, SQLite) and once on the
+cluster (PostgreSQL) with the same grading secret. The cluster run is interrupted twice: the
+grading command itself is killed (SIGKILL) once three results are stored, and the same command
+started again resumes while one worker is killed in the middle of a submission. Another run
+loses its scheduler once its first submission is stored, and is finished by a re-run.
 """
 
-import csv
+import json
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 
 import psutil
 import pytest
-from clusters import dask_cluster, postgres, worker_processes
+from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, certs, course, sample_classes
+from grader import REPO, answers, certs, course, grade, sample_classes
 
-pytestmark = pytest.mark.xdist_group("scale_out")  # one worker owns the servers and the runs
-
-
-def grade_cli(submitted, out, *extra, stdout=subprocess.PIPE):
-    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2", *extra]
-    return subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=subprocess.PIPE, text=True)
+pytestmark = pytest.mark.xdist_group("cluster")  # the worker that owns the shared servers runs these
+KILL_AFTER = 3  # results stored before the grading command is killed
 
 
-def finish(process, timeout=900):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-
-
-def read_csv(out):
-    with open(out / "grades.csv", encoding="utf-8") as handle:
-        return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(handle)}
-
-
-def gradebook_rows(url):
-    """Every autograded score in a gradebook, and how many submissions each student has per assignment."""
-    from nbgrader.api import Gradebook, SubmittedAssignment
-
-    with Gradebook(url, course.COURSE_ID) as gb:
-        scores = {
-            (s.student.id, s.assignment.name, g.name): g.auto_score
-            for s in gb.db.query(SubmittedAssignment)
-            for nb in s.notebooks
-            for g in nb.grades
-        }
-        counts = {}
-        for s in gb.db.query(SubmittedAssignment):
-            counts[(s.student.id, s.assignment.name)] = counts.get((s.student.id, s.assignment.name), 0) + 1
-    return scores, counts
+def journaled(out) -> set:
+    """The submissions OUT_DIR's journal holds a whole line for (a line cut by a kill is none)."""
+    path, keys = out / "course" / grade.JOURNAL, set()
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        keys.add((entry["student"], entry["assignment"]))
+    return keys
 
 
 def kill_a_worker_mid_submission(grader_worker, killed: list, stop: threading.Event):
     """Kill the first worker process seen running a sandboxed kernel (a submission in flight)."""
     while not stop.is_set():
-        for process in worker_processes(grader_worker):
-            try:
-                busy = any("bwrap" in " ".join(c.cmdline()) for c in process.children(recursive=True))
-            except psutil.NoSuchProcess:
-                continue
-            if busy:
-                process.kill()
-                killed.append(process.pid)
-                return
+        busy = busy_workers(grader_worker)
+        if busy:
+            busy[0].kill()
+            killed.append(busy[0].pid)
+            return
         time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, postgres_server, grading_cluster):
     submitted = tmp_path_factory.mktemp("class")
     for assignment in course.ASSIGNMENTS:
         wrong = next(e for e in answers.entries(assignment) if e.kind == "wrong")
@@ -84,37 +62,66 @@ def runs(tmp_path_factory):
         sample_classes.write(submitted, "wrong", assignment, sample_classes.answered(assignment, wrong.answer))
     sample_classes.write(submitted, "empty", course.ASSIGNMENTS[0], raw=b"")
     local, cluster_out = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("cluster")
-    done = finish(grade_cli(submitted, local))
+    done = grade_cli(submitted, local)
     assert done.returncode == 0, done.stderr[-3000:]
     (cluster_out / "course").mkdir()
     shutil.copy(local / "course" / "grading-secret", cluster_out / "course" / "grading-secret")  # same seeds
-    logs = tmp_path_factory.mktemp("logs")
-    with postgres() as url, dask_cluster(logs) as cluster:
-        killed, stop = [], threading.Event()
-        killer = threading.Thread(target=kill_a_worker_mid_submission, args=(cluster.worker, killed, stop))
-        killer.start()
-        on_cluster = ["--scheduler", cluster.address, "--tls", cluster.tls, "--db", url]
-        distributed = finish(grade_cli(submitted, cluster_out, *on_cluster))
+    url, cluster = postgres_server.database("scale_out"), grading_cluster
+    on_cluster = ["--scheduler", cluster.address, "--tls", cluster.tls, "--db", url]
+    settle(cluster)
+
+    # 1. the grading command killed outright once KILL_AFTER results are stored (the unreadable
+    # file is journaled before any task is sent)
+    log = tmp_path_factory.mktemp("logs") / "killed-run.log"
+    with open(log, "w") as sink:
+        first = subprocess.Popen(grade_command(submitted, cluster_out, *on_cluster), cwd=REPO, stdout=sink, stderr=sink)
+    deadline = time.monotonic() + 600
+    while len(journaled(cluster_out)) < 1 + KILL_AFTER and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    first.kill()
+    first.wait()
+    stored = journaled(cluster_out)
+    settle(cluster)  # the tasks it left running finish on the workers
+
+    # 2. the same command again, while one worker is killed in the middle of a submission
+    killed, stop = [], threading.Event()
+    killer = threading.Thread(target=kill_a_worker_mid_submission, args=(cluster.worker, killed, stop))
+    killer.start()
+    try:
+        resumed = grade_cli(submitted, cluster_out, *on_cluster)
+    finally:
         stop.set()
         killer.join()
-        again = finish(grade_cli(submitted, cluster_out, *on_cluster))
-        yield {
-            "submitted": submitted,
-            "local": local,
-            "cluster": cluster_out,
-            "url": url,
-            "distributed": distributed,
-            "again": again,
-            "killed": killed,
-            "local_rows": gradebook_rows(course.sqlite_url(local / "course")),
-            "cluster_rows": gradebook_rows(url),
-            "workers_log": (logs / "worker.log").read_text(errors="replace"),
-            "dask": cluster,
-        }
+    settle(cluster)
+    # 3. and once more, with nothing left to do
+    again = grade_cli(submitted, cluster_out, *on_cluster)
+    return {
+        "submitted": submitted,
+        "local": local,
+        "cluster": cluster_out,
+        "url": url,
+        "first": (first.returncode, log.read_text(errors="replace"), stored),
+        "resumed": resumed,
+        "again": again,
+        "killed": killed,
+        "local_rows": gradebook_rows(course.sqlite_url(local / "course")),
+        "cluster_rows": gradebook_rows(url),
+        "dask": cluster,
+    }
+
+
+def test_a_killed_grading_command_resumes_where_it_stopped(runs):
+    returncode, log, stored = runs["first"]
+    assert returncode == -9 and len(stored) >= 1 + KILL_AFTER, f"not killed after {KILL_AFTER} results:\n{log}"
+    total = len(read_csv(runs["local"]))
+    assert len(stored) < total, "the run finished before it was killed"
+    done = runs["resumed"]
+    left = total - len(stored)
+    assert f"  {len(stored)} unchanged or unreadable, {left} to autograde" in done.stdout, done.stdout[-2000:]
 
 
 def test_cluster_run_completes_despite_a_killed_worker(runs):
-    done = runs["distributed"]
+    done = runs["resumed"]
     assert done.returncode == 0, done.stderr[-3000:]
     assert runs["killed"], "no worker was seen running a submission, so none was killed"
     assert "not graded" not in done.stdout
@@ -126,19 +133,20 @@ def test_cluster_grades_equal_the_single_machine_grades(runs):
 
 
 def test_postgres_gradebook_equals_the_single_machine_gradebook(runs):
-    local_scores, local_counts = runs["local_rows"]
-    cluster_scores, cluster_counts = runs["cluster_rows"]
-    assert cluster_scores == local_scores
-    assert set(cluster_counts.values()) == {1}, "a submission was stored twice"
+    """Each submission stored once, with the scores a one-machine run stores, although a task was
+    cut short by a killed worker and results by a killed command."""
+    local, cluster = runs["local_rows"], runs["cluster_rows"]
+    assert cluster == local
+    assert {len(submissions) for submissions in cluster.values()} == {1}, "a submission was stored twice"
     # ref and wrong of each assignment, and the empty file: stored at 0 for a person to review
-    assert set(cluster_counts) == {(s, a) for s in ("ref", "wrong") for a in course.ASSIGNMENTS} | {
+    assert set(cluster) == {(s, a) for s in ("ref", "wrong") for a in course.ASSIGNMENTS} | {
         ("empty", course.ASSIGNMENTS[0])
     }
 
 
 def test_rerun_on_the_cluster_grades_nothing_new(runs):
     again = runs["again"]
-    assert again.returncode == 0 and "0 to autograde" in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]
+    assert again.returncode == 0 and ", 0 to autograde" in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]
     assert read_csv(runs["cluster"]) == read_csv(runs["local"])
 
 
@@ -163,6 +171,7 @@ def test_every_node_listens_on_its_address_over_tls_only(runs):
     from distributed import Client, Security
 
     cluster = runs["dask"]
+    settle(cluster)  # a worker killed by a test sharing the cluster is back
     ca, cert, key = (str(p) for p in certs.paths(cluster.tls, "client"))
     security = Security(require_encryption=True, tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key)
     with Client(cluster.address, security=security, timeout="10s") as client:
@@ -175,23 +184,23 @@ def test_every_node_listens_on_its_address_over_tls_only(runs):
     assert sockets == {("127.0.0.1", int(a.rsplit(":", 1)[1])) for a in addresses}
 
 
-def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs, tmp_path):
+def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs, tmp_path, grading_cluster):
     """The scheduler dies after the first submission is stored: the command ends with a one-line
-    error and keeps what was stored; a re-run on a new cluster grades only the rest, and the
+    error and keeps what was stored; a re-run on another cluster grades only the rest, and the
     class ends with the single-machine grades."""
     out = tmp_path / "out"
     (out / "course").mkdir(parents=True)
     shutil.copy(runs["local"] / "course" / "grading-secret", out / "course" / "grading-secret")
     log = tmp_path / "first-run.log"
-    for logs in ("logs-1", "logs-2"):
-        (tmp_path / logs).mkdir()
-    with dask_cluster(tmp_path / "logs-1") as cluster, open(log, "w") as sink:
-        first = grade_cli(runs["submitted"], out, "--scheduler", cluster.address, "--tls", cluster.tls, stdout=sink)
-        first_stored = re.compile(r"\[ *1/\d+\] ")
+    (tmp_path / "logs").mkdir()
+    with dask_cluster(tmp_path / "logs") as cluster, open(log, "w") as sink:
+        command = grade_command(runs["submitted"], out, "--scheduler", cluster.address, "--tls", cluster.tls)
+        first = subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 600
-        while not first_stored.search(log.read_text()) and first.poll() is None and time.monotonic() < deadline:
+        while not journaled(out) - {("empty", course.ASSIGNMENTS[0])} and first.poll() is None:
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
-        assert first_stored.search(log.read_text()) and first.poll() is None, log.read_text()[-3000:]
+        assert first.poll() is None, log.read_text()[-3000:]
         scheduler_process(cluster.address).kill()
         try:
             _, stderr = first.communicate(timeout=300)
@@ -209,12 +218,12 @@ def test_a_lost_scheduler_stops_the_run_cleanly_and_a_rerun_grades_the_rest(runs
     assert stored >= 1 and left >= 1 and stored + left == sent, stdout
     # and the unreadable file, which no worker sees: its 0 is in grades.csv and the gradebook
     assert len(read_csv(out)) == stored + 1
-    _, counts = gradebook_rows(course.sqlite_url(out / "course"))
-    assert len(counts) == stored + 1 and ("empty", course.ASSIGNMENTS[0]) in counts, counts
-    assert set(counts.values()) == {1}, counts
+    rows = gradebook_rows(course.sqlite_url(out / "course"))
+    assert len(rows) == stored + 1 and ("empty", course.ASSIGNMENTS[0]) in rows, rows
+    assert {len(submissions) for submissions in rows.values()} == {1}, rows
 
-    with dask_cluster(tmp_path / "logs-2") as cluster:
-        again = finish(grade_cli(runs["submitted"], out, "--scheduler", cluster.address, "--tls", cluster.tls))
+    settle(grading_cluster)
+    again = grade_cli(runs["submitted"], out, "--scheduler", grading_cluster.address, "--tls", grading_cluster.tls)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert f", {left} to autograde" in again.stdout, again.stdout[-2000:]
     assert read_csv(out) == read_csv(runs["local"])
@@ -234,7 +243,7 @@ def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, me
         submitted, "ref", "safe_norm", sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
     )
     certs.make(tmp_path / "tls")  # the cluster's certificates are there: only the server is missing
-    done = finish(grade_cli(submitted, out, *option, "--tls", tmp_path / "tls"), timeout=120)
+    done = grade_cli(submitted, out, *option, "--tls", tmp_path / "tls", timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr

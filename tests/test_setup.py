@@ -18,14 +18,20 @@ def run_setup(**env):
 
 def test_too_old_python_is_refused_in_one_line(tmp_path):
     old = shutil.which("python3.11")
-    if old is None:  # build a stand-in that reports itself as 3.11
+    if old is None:  # a stand-in: this very Python, reporting itself as 3.11 to every check it runs
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text("import sys\nsys.version_info = (3, 11, 9, 'final', 0)\n")
         old = tmp_path / "python3.11"
-        old.write_text("#!/bin/sh\nexit 1\n")
+        old.write_text(f'#!/bin/sh\nPYTHONPATH={tmp_path / "site"} exec {sys.executable} "$@"\n')
         old.chmod(0o755)
-    done = run_setup(PYTHON=str(old))
+    said = subprocess.run([str(old), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    assert said.stdout.strip() == "(3, 11)", f"not a working Python 3.11: {said.stdout} {said.stderr}"
+    # in a project of its own: a check that let it through would build that project's .venv, not ours
+    done = run_setup_in(tiny_project(tmp_path / "project"), PYTHON=str(old))
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "3.12" in lines[0] and "PYTHON=" in lines[0], done.stderr
+    assert not (tmp_path / "project" / ".venv").exists()
 
 
 def test_rerun_with_nothing_changed_is_a_no_op():

@@ -16,7 +16,6 @@ the verdicts, the feedback and the sandbox leave it nothing). Two real grading r
   students' results or the submissions.
 """
 
-import csv
 import html
 import json
 import re
@@ -27,11 +26,15 @@ from pathlib import Path
 import ch4rules
 import nbformat
 import pytest
-from clusters import dask_cluster, postgres
+from helpers import gradebook_rows, read_csv, settle
 
 from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict
 
-pytestmark = pytest.mark.xdist_group("tampering")  # one worker owns the grading runs
+# The second-wall run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):
+# one pytest worker owns them. The run with scan and guard is local, and another worker's.
+on_the_cluster = pytest.mark.xdist_group("cluster")
+scanned = pytest.mark.xdist_group("tampering")
+RUNS = [pytest.param("scanned_run", marks=scanned), pytest.param("verdict_run", marks=on_the_cluster)]
 ATTACKS = hostile.attacks()
 VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
 RULE_BREAKERS = [a for a in ATTACKS if "rules" in a.layers]
@@ -44,25 +47,6 @@ FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b
 tree_digest = intake.folder_digest
 
 
-def read_csv(out: Path) -> dict:
-    with open(out / "grades.csv", encoding="utf-8") as handle:
-        return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(handle)}
-
-
-def gradebook_rows(out: Path, students) -> dict:
-    from nbgrader.api import Gradebook
-
-    rows = {}
-    with Gradebook(course.nbgrader_config(out / "course").CourseDirectory.db_url, "ch04") as gb:
-        for student, assignment in students:
-            submission = gb.find_submission(assignment, student)
-            for nb in submission.notebooks:
-                for g in nb.grades:
-                    rows[(student, g.name)] = (g.auto_score, g.manual_score)
-            rows[(student, "total")] = submission.score
-    return rows
-
-
 def results_of(out: Path, students) -> dict:
     """Everything a student's grading produced: feedback, autograded notebook, gradebook rows."""
     files = {}
@@ -70,7 +54,8 @@ def results_of(out: Path, students) -> dict:
         for kind in ("feedback", "course/autograded", "course/feedback", "course/worker-feedback"):
             folder = out / kind / student / assignment
             files[(student, kind)] = tree_digest(folder)
-    return {"files": files, "gradebook": gradebook_rows(out, students)}
+    rows = gradebook_rows(course.db_url(out / "course"))
+    return {"files": files, "gradebook": {key: rows.get(key) for key in students}}
 
 
 def planted_files() -> list[Path]:
@@ -107,33 +92,43 @@ def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def verdict_run(tmp_path_factory):
+def verdict_run(tmp_path_factory, postgres_server, grading_cluster):
     """Grade the honest students, snapshot, add the attacks, grade again into the same folder.
 
     Both runs go the distributed way (a Dask scheduler, `python -m grader worker`, a PostgreSQL
     gradebook): the attacks meet the workers and the shared database there."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     honest = hostile.honest_class(submitted, VERDICT_LAYER)
-    quiet = lambda *args: None  # noqa: E731
-    with postgres() as url, dask_cluster(tmp_path_factory.mktemp("cluster")) as running:
-        cluster = {"scheduler": running.address, "tls": running.tls, "db": url}
-        grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False, **cluster)
-        protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
-        before = results_of(out, honest)
-        hostile.attack_class(submitted, "verdict")
-        submissions = tree_digest(submitted)
-        outcomes = grade.grade(submitted, out, jobs=2, echo=quiet, scan_code=False, **cluster)
-        yield {
-            "out": out,
-            "outcomes": {(o.student, o.assignment): o for o in outcomes},
-            "before": before,
-            "after": results_of(out, honest),
-            "protected_before": protected,
-            "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
-            "submissions": (submissions, tree_digest(submitted)),
-        }
+    settle(grading_cluster)
+    cluster = {"scheduler": grading_cluster.address, "tls": grading_cluster.tls}
+    cluster["db"] = postgres_server.database("tampering")
+
+    def run():
+        printed = []
+        try:
+            return grade.grade(submitted, out, jobs=2, echo=printed.append, scan_code=False, **cluster)
+        except grade.Incomplete:
+            pytest.fail("\n".join(line for line in printed if "not graded" in line))
+
+    run()
+    protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
+    before = results_of(out, honest)
+    hostile.attack_class(submitted, "verdict")
+    submissions = tree_digest(submitted)
+    outcomes = run()
+    settle(grading_cluster)  # an attack may have taken a worker down with it
+    return {
+        "out": out,
+        "outcomes": {(o.student, o.assignment): o for o in outcomes},
+        "before": before,
+        "after": results_of(out, honest),
+        "protected_before": protected,
+        "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
+        "submissions": (submissions, tree_digest(submitted)),
+    }
 
 
+@on_the_cluster
 @pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[f"{a.slug}: {a.claim}" for a in VERDICT_LAYER])
 def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
     got, alone = beside_its_base(verdict_run["outcomes"], attack)
@@ -143,6 +138,7 @@ def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
     )
 
 
+@on_the_cluster
 @pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[a.slug for a in VERDICT_LAYER])
 def test_attack_reaches_nothing(verdict_run, attack):
     autograded = verdict_run["out"] / "course" / "autograded"
@@ -161,12 +157,14 @@ def test_attack_reaches_nothing(verdict_run, attack):
     assert not leaks, f"{attack.claim}: the kernel reached {leaks[:5]}"
 
 
+@on_the_cluster
 def test_forged_evidence_is_named_even_unscanned(verdict_run):
     forger = verdict_run["outcomes"][("attack-fake_pass_output", "softplus")]
     assert forger.score == 0 and "tampering" in forger.flags, (forger.score, forger.flags)
     assert any("检测到篡改评分的迹象" in note and "评分证据" in note for note in forger.notes), forger.notes
 
 
+@on_the_cluster
 def test_attacks_change_nothing_outside(verdict_run):
     assert verdict_run["protected_after"] == verdict_run["protected_before"], "solutions/ or exercises/ changed"
     assert verdict_run["after"] == verdict_run["before"], "other students' results or gradebook rows changed"
@@ -187,6 +185,7 @@ def scanned_run(tmp_path_factory):
     return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
 
 
+@scanned
 @pytest.mark.parametrize("attack", RULE_BREAKERS, ids=[a.slug for a in RULE_BREAKERS])
 def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
     key = (f"attack-{attack.slug}", attack.assignment)
@@ -197,10 +196,22 @@ def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
     assert "作答区没有遵守作答规则" in page and "记 0 分" in page and "第 " in page
 
 
+def test_each_test_of_a_run_is_in_that_runs_group(request):
+    """A test that reads a run but sits in another pytest-xdist group would grade the class a
+    second time on another worker (minutes), and silently."""
+    groups = {"scanned_run": {"tampering"}, "verdict_run": {"cluster"}}
+    for item in request.session.items:
+        if item.module is request.module:
+            runs = [run for run in groups if run in item.fixturenames]
+            marked = {mark.args[0] for mark in item.iter_markers("xdist_group")}
+            assert not runs or marked == groups[runs[0]], f"{item.name} reads {runs} but is in the group {marked}"
+
+
 def test_every_rule_keeping_attack_is_marked_guard():
     assert all("guard" in a.layers for a in RULE_KEEPERS), [a.slug for a in RULE_KEEPERS if "guard" not in a.layers]
 
 
+@scanned
 @pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
 def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
     """The scan lets it run: the guard and the test cells' own namespace leave it nothing to bend."""
@@ -216,6 +227,7 @@ def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
 REFLECTIVE = [a for a in ATTACKS if a.slug.startswith("reflect_")]
 
 
+@scanned
 @pytest.mark.parametrize("attack", REFLECTIVE, ids=[a.slug for a in REFLECTIVE])
 def test_reflective_attack_reaches_nothing(scanned_run, attack):
     """Every attribute name of the language's internal objects, read from the answer's own
@@ -233,19 +245,23 @@ def _outcome(run, slug):
     return beside_its_base(run["outcomes"], next(a for a in ATTACKS if a.slug == slug))
 
 
+@scanned
 def test_the_frame_walk_forger_scores_what_its_base_scores_and_is_named(scanned_run):
     got, alone = _outcome(scanned_run, "frame_walk_forger")
     assert got.score == alone.score, (got.score, alone.score, got.notes)
     assert any("访问被拒绝" in note and "gi_frame" in note for note in got.notes), got.notes
+    page = scanned_run["out"] / "feedback" / got.student / got.assignment / f"{got.assignment}.html"
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    assert "访问被拒绝" in text and "gi_frame" in text, "the refusals are not listed in the feedback"
 
 
-@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+@pytest.mark.parametrize("run", RUNS)
 def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(run, request):
     got, alone = _outcome(request.getfixturevalue(run), "custom_vjp_subclass")
     assert got.score == alone.score == alone.max_score - 1, (got.score, alone.score, got.notes)
 
 
-@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+@pytest.mark.parametrize("run", RUNS)
 def test_no_hidden_test_source_reaches_the_feedback(run, request):
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, "softplus"), as_version=4)
     hidden_lines = {
@@ -262,7 +278,7 @@ def test_no_hidden_test_source_reaches_the_feedback(run, request):
     assert not [line for line in hidden_lines if line in text], "a hidden test's source is in the feedback"
 
 
-@pytest.mark.parametrize("run", ["scanned_run", "verdict_run"])
+@pytest.mark.parametrize("run", RUNS)
 def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(run, request):
     """The instructor's autograded notebook keeps what the answer printed; the student's page
     keeps only what it printed while visible tests ran."""
@@ -280,11 +296,13 @@ def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(run, 
     assert messages.HIDDEN_OUTPUT_DROPPED in page
 
 
+@scanned
 def test_every_student_has_a_row(scanned_run):
     rows = read_csv(scanned_run["out"])
     assert set(rows) == set(scanned_run["outcomes"]), "grades.csv must list every submission"
 
 
+@scanned
 def test_csv_keeps_its_first_four_columns(scanned_run):
     header = (scanned_run["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header == "student_id,assignment,score,max_score,flags"

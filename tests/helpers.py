@@ -1,0 +1,230 @@
+"""What several test modules need (not a test module; CONTRIBUTING: a test module never imports
+another one): the grading command and what it writes, Debian's PostgreSQL and a Dask cluster
+started as an instructor starts them, one sandboxed kernel session, and Chromium.
+
+The session-wide servers (one PostgreSQL server, one grading cluster per pytest worker) are the
+fixtures in tests/conftest.py, built from the context managers here.
+"""
+
+import asyncio
+import contextlib
+import csv
+import hashlib
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+from jupyter_servers import free_port
+
+from grader import REPO, engine, sandbox
+
+# —— the grading command and what it writes ——
+
+
+def grade_cli(submitted, out, *extra, jobs=2, timeout=900, **run) -> subprocess.CompletedProcess:
+    """`python -m grader grade SUBMITTED --out OUT --jobs 2 EXTRA...` from the repository root."""
+    return subprocess.run(
+        grade_command(submitted, out, *extra, jobs=jobs),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **run,
+    )
+
+
+def grade_command(submitted, out, *extra, jobs=2) -> list[str]:
+    return [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", str(jobs)] + [
+        str(e) for e in extra
+    ]
+
+
+def read_csv(out: Path) -> dict:
+    """grades.csv as {(student_id, assignment): its row}; a submission with two rows fails."""
+    with open(Path(out) / "grades.csv", encoding="utf-8") as handle:
+        rows = [((r["student_id"], r["assignment"]), r) for r in csv.DictReader(handle)]
+    keys = [key for key, _ in rows]
+    assert len(set(keys)) == len(keys), f"grades.csv counts a submission twice: {sorted(keys)}"
+    return dict(rows)
+
+
+def scores(out: Path) -> dict:
+    """grades.csv as {(student_id, assignment): (score, max_score)}."""
+    return {key: (float(r["score"]), float(r["max_score"])) for key, r in read_csv(out).items()}
+
+
+def checksums(folder: Path) -> dict:
+    """{relative path: sha256} of every file under `folder` (a symbolic link counts by its target's text)."""
+    folder = Path(folder)
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(
+            str(p.readlink()).encode() if p.is_symlink() else p.read_bytes()
+        ).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+def gradebook_rows(url: str) -> dict:
+    """Every stored submission in a gradebook: {(student, assignment): [{test: (auto_score,
+    manual_score)} for each submission row]}. A list longer than one is a submission counted twice."""
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    from grader import course
+
+    rows = {}
+    with Gradebook(url, course.COURSE_ID) as gb:
+        for s in gb.db.query(SubmittedAssignment):
+            grades = {g.name: (g.auto_score, g.manual_score) for nb in s.notebooks for g in nb.grades}
+            rows.setdefault((s.student.id, s.assignment.name), []).append(grades)
+    return rows
+
+
+# —— servers: Debian's PostgreSQL, a Dask cluster ——
+
+
+def _postgres_bin() -> Path:
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parts[-3]))
+    if not versions:
+        pytest.fail("PostgreSQL is not installed: apt-get install postgresql (Debian's server is what the test uses)")
+    return versions[-1].parent
+
+
+class Postgres:
+    """A running server: `database(name)` makes an empty database and gives its SQLAlchemy URL."""
+
+    def __init__(self, run, bin_dir: Path, port: int):
+        self._run, self._bin, self.port = run, bin_dir, port
+
+    def database(self, name: str) -> str:
+        self._run(str(self._bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "grader", name)
+        return f"postgresql+psycopg://grader@127.0.0.1:{self.port}/{name}"
+
+
+@contextlib.contextmanager
+def postgres():
+    """A PostgreSQL server of its own, in a temporary folder; yields a `Postgres`. As root the
+    server runs as user postgres (it refuses to run as root)."""
+    bin_dir, port = _postgres_bin(), free_port()
+    folder = Path(tempfile.mkdtemp(prefix="ch04-pg-"))
+    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_server:
+        shutil.chown(folder, "postgres", "postgres")
+    data, log = folder / "data", folder / "server.log"
+
+    def run(*command):
+        done = subprocess.run(as_server + list(command), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "grader", "-A", "trust", "--no-sync")
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+    try:
+        yield Postgres(run, bin_dir, port)
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def dask_cluster(folder: Path, workers: int = 2):
+    """`python -m grader scheduler` and `python -m grader worker` with `workers` processes, over
+    mutual TLS with certificates of their own in `folder/tls` (grader/engine.py starts them as an
+    instructor would); yields an `engine.Cluster`: (address, tls, worker), where `tls` is what
+    a client passes as `grade.grade(..., tls=)` or `--tls`."""
+    try:
+        with engine.scheduler_with_workers(folder, workers) as running:
+            yield running
+    except engine.EngineError as err:
+        pytest.fail(str(err))
+
+
+def worker_processes(grader_worker) -> list[psutil.Process]:
+    return engine.worker_processes(grader_worker.pid)
+
+
+def busy_workers(grader_worker) -> list[psutil.Process]:
+    """The worker processes running a sandboxed kernel right now (a submission in flight)."""
+    busy = []
+    for process in worker_processes(grader_worker):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if any("bwrap" in " ".join(c.cmdline()) for c in process.children(recursive=True)):
+                busy.append(process)
+    return busy
+
+
+def settle(cluster: engine.Cluster, workers: int = 2, timeout: float = 180) -> None:
+    """Wait until the cluster has `workers` worker processes again (a killed one is restarted by
+    its nanny) and none of them runs a kernel: a test that shares the cluster finds it as new."""
+    deadline = time.monotonic() + timeout
+    while len(worker_processes(cluster.worker)) < workers or busy_workers(cluster.worker):
+        assert time.monotonic() < deadline, "the shared grading cluster did not settle"
+        time.sleep(0.5)
+
+
+# —— one sandboxed kernel session ——
+
+
+@dataclass
+class Session:
+    stdout: str  # what the code printed
+    errors: str  # the traceback, if it raised
+    km: sandbox.SandboxKernelManager
+    alive: bool  # whether the kernel was alive once the code finished (or died)
+
+
+def kernel_session(code: str, timeout: float = 120) -> Session:
+    """Start a SandboxKernelManager kernel, run `code` (for at most `timeout` seconds), shut the kernel down."""
+    return asyncio.run(_session(code, timeout))
+
+
+async def _session(code: str, timeout: float) -> Session:
+    km = sandbox.SandboxKernelManager(kernel_name="python3")
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    printed, errors = [], []
+    try:
+        await kc.wait_for_ready(timeout=60)
+        msg_id = kc.execute(code)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and await km.is_alive():
+            try:
+                msg = await kc.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+                printed.append(msg["content"]["text"])
+            if msg["msg_type"] == "error":
+                errors.append("\n".join(msg["content"]["traceback"]))
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        alive = await km.is_alive()
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)
+    return Session("".join(printed), "".join(errors), km, alive)
+
+
+# —— Chromium, for the browser checks ——
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def chromium() -> Path:
+    """Debian's Chromium, which `make setup` installs: a failure on CI without it, a loud skip elsewhere."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium): THE BROWSER TESTS DID NOT RUN")
+    return CHROMIUM
