@@ -49,6 +49,10 @@ def nbgrader_config(
     # Release notebooks keep nbgrader's cell metadata so `nbgrader validate` works for students.
     c.ClearSolutions.code_stub = {"python": "# 在此作答\nraise NotImplementedError()"}
     c.Execute.timeout = cell_timeout
+    # After a cell's reply its outputs (the evidence among them) may lag on a loaded machine;
+    # nbgrader gives up after nbclient's 4 s and fails the whole notebook, so a reference answer
+    # scored 0 under load. Wait for them as long as a cell may run.
+    c.Execute.iopub_timeout = cell_timeout
     c.Execute.extra_arguments = KERNEL_ARGS
     c.Execute.shutdown_kernel = "immediate"  # a graded kernel has nothing to save: no polite stop to wait for
     # nbgrader leaves an autograded notebook read-only (444), which only root may then rewrite; the

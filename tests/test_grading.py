@@ -6,6 +6,7 @@ table must give. The re-runs on the same output folder happen in their own fixtu
 afterwards; nothing reads the first run from disk, so the tests hold in any order.
 """
 
+import asyncio
 import html
 import os
 import re
@@ -16,6 +17,9 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 from helpers import checksums, grade_cli, gradebook_rows, read_csv
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+from nbgrader.preprocessors import Execute
 
 from grader import answers, course, sample_classes, verdict
 
@@ -252,3 +256,23 @@ def test_without_bubblewrap_grading_warns_and_flags_every_row(tmp_path):
         ("erin", ASSIGNMENT): "unsandboxed",
     }
     assert rows[("alice", ASSIGNMENT)]["score"] == rows[("alice", ASSIGNMENT)]["max_score"], rows
+
+
+LAG = 6  # seconds: more than nbclient's default 4
+
+
+def test_outputs_that_lag_behind_the_reply_are_waited_for(tmp_path, monkeypatch):
+    """On a loaded machine a kernel's outputs can arrive seconds after its reply; nbgrader turns
+    nbclient's 4 s wait into an error that fails the whole notebook. The course waits as long as
+    a cell may run."""
+    poll = NotebookClient._async_poll_output_msg
+
+    async def lagging(self, *args, **kwargs):
+        await asyncio.sleep(LAG)
+        return await poll(self, *args, **kwargs)
+
+    monkeypatch.setattr(NotebookClient, "_async_poll_output_msg", lagging)
+    nb = new_notebook(cells=[new_code_cell("print('已运行')")])
+    config = course.nbgrader_config(tmp_path)
+    Execute(config=config).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert nb.cells[0].outputs[0]["text"] == "已运行\n"
