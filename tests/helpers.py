@@ -228,3 +228,17 @@ def chromium() -> Path:
             pytest.fail(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium): THE BROWSER TESTS DID NOT RUN")
     return CHROMIUM
+
+
+def only_requests_to(prefix: str, outside: list):
+    """A Playwright route handler: requests that start with `prefix` go through; any other is
+    aborted and its URL kept in `outside` (a page must need nothing from elsewhere)."""
+
+    def route(request_route):
+        if request_route.request.url.startswith(prefix):
+            request_route.continue_()
+        else:
+            outside.append(request_route.request.url)
+            request_route.abort()
+
+    return route

@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 import nbformat
 import pytest
-from helpers import chromium
+from helpers import chromium, only_requests_to
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
@@ -304,18 +304,11 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
     _, out = graded
     outside, dialogs = [], []
 
-    def only_files(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
-            page.route("**/*", only_files)
+            page.route("**/*", only_requests_to("file://", outside))
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(_feedback_page(out, "mallory").as_uri())
             page.wait_for_function(

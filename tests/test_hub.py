@@ -36,7 +36,7 @@ from types import SimpleNamespace
 import nbformat
 import psutil
 import pytest
-from helpers import CHROMIUM, read_csv
+from helpers import CHROMIUM, only_requests_to, read_csv
 from jupyter_servers import free_port
 
 from grader import REPO, answers, course, feedback
@@ -247,18 +247,11 @@ def round_trip(site, hub):
     student = site.first
     outside, shots = [], site.logs
 
-    def only_the_hub(route):
-        if route.request.url.startswith(hub.url):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1280, "height": 1400})
         page.set_default_timeout(120_000)
-        page.route("**/*", only_the_hub)
+        page.route("**/*", only_requests_to(hub.url, outside))
         try:
             page.goto(f"{hub.url}/hub/login")
             page.fill("#username_input", student)

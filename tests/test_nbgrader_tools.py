@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from helpers import checksums, chromium, grade_cli, scores
+from helpers import checksums, chromium, grade_cli, only_requests_to, scores
 from jupyter_servers import free_port, request, running
 
 from grader import REPO, answers, course, feedback, nbgrader_guard, sample_classes
@@ -205,18 +205,11 @@ def test_formgrader_renders_the_statements_math_offline(server):
     alice = next(n for n in notebook_submissions(server) if n["student"] == "alice")
     outside = []
 
-    def only_the_server(route):
-        if route.request.url.startswith(server.url):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
         try:
             page = browser.new_page()
-            page.route("**/*", only_the_server)
+            page.route("**/*", only_requests_to(server.url, outside))
             page.goto(f"{server.url}/formgrader/submissions/{alice['id']}/?token={server.token}")
             page.wait_for_function(
                 "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
