@@ -139,6 +139,20 @@ def test_make_check_runs_side_by_side_and_a_warm_cache_changes_no_verdict(tmp_pa
     assert results[0].startswith(f"❌ {paths[0]}") and results[1] == f"✅ {paths[1]}：可见测试全部通过", cold.stdout
 
 
+def test_make_check_runs_one_by_one_where_there_is_no_fork(monkeypatch, tmp_path, capsys):
+    """Students on macOS and Windows use make check too: no process pool there, the same report."""
+    paths = [tmp_path / f"{name}.ipynb" for name in ("a", "b")]
+    for path in paths:
+        path.write_text("{}")
+    monkeypatch.setattr(ch4validate.sys, "platform", "darwin")
+    monkeypatch.setattr(ch4validate.multiprocessing, "get_context", lambda *_: pytest.fail("a process pool"))
+    monkeypatch.setattr(ch4validate, "check", lambda path: [] if path.stem == "a" else ["说明"])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert ch4validate.main([str(p) for p in paths]) == 1
+    results = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("✅", "❌"))]
+    assert results == [f"✅ {paths[0]}：可见测试全部通过", f"❌ {paths[1]}：1 处未通过"]
+
+
 def test_graded_kernels_get_no_compilation_cache():
     """The cache is the student's own convenience: a graded kernel's environment is built from an
     allow-list that does not pass it on, whatever the grading machine's environment says."""
