@@ -27,6 +27,7 @@ CONTENTS = [
     "requirements.txt",
     "environment.yml",
     "tools/setup.sh",
+    "tools/install_pins.sh",
     "tools/lab.sh",
 ]
 

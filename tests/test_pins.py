@@ -37,3 +37,21 @@ def test_every_direct_dependency_is_pinned_within_what_it_asks():
 
 def test_the_pins_say_how_they_are_made():
     assert "make pins" in (REPO / "requirements.txt").read_text(encoding="utf-8")
+
+
+def test_the_slow_optional_format_checker_is_not_installed_and_nothing_misses_it():
+    """tools/install_pins.sh removes rfc3987-syntax (2.5 core-s on every import of nbformat): the
+    environment has it not, `pip check` is clean, and jsonschema simply has no `iri` checks."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    import jsonschema
+
+    assert importlib.util.find_spec("rfc3987_syntax") is None, "run `make setup` (tools/install_pins.sh)"
+    assert importlib.util.find_spec("lark") is None
+    check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    formats = set(jsonschema.FormatChecker.checkers)
+    assert {"uri", "uri-reference", "date-time"} <= formats
+    assert not formats & {"iri", "iri-reference"}

@@ -40,9 +40,10 @@ def test_rerun_with_nothing_changed_is_a_no_op():
 
 
 def tiny_project(folder: Path) -> Path:
-    """A project with this setup script, no pins and one module: quick to build from scratch."""
+    """A project with this setup script (and its installer), no pins and one module: quick to build from scratch."""
     (folder / "tools").mkdir(parents=True)
     shutil.copy(SETUP, folder / "tools" / "setup.sh")
+    shutil.copy(REPO / "tools" / "install_pins.sh", folder / "tools" / "install_pins.sh")
     (folder / "requirements.txt").write_text("")
     (folder / "kit").mkdir()
     (folder / "kit" / "tinykit.py").write_text("WHERE = __file__\n")

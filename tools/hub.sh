@@ -91,7 +91,7 @@ if ! [ -x "$venv/bin/python" ] || ! for_everyone "$venv/bin/python" -c pass; the
     "$python" -m venv "$venv"
 fi
 say "installing the pinned packages into $venv (first time: a few minutes)"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+sh tools/install_pins.sh "$venv/bin/python"
 say "building the student edition into $PREFIX/student and installing its kit"
 rm -rf "$PREFIX/student.new"
 # the grader from this checkout, run by the new environment; as root, it leaves no bytecode behind in the instructor's files

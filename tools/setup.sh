@@ -1,7 +1,7 @@
 #!/bin/sh
 # Create .venv with a Python >= 3.12 (JAX 0.12 needs it), install the exact pins, then this
 # project itself (editable: `import ch4check` and `python -m grader` work from any folder).
-# Fast when nothing changed: a stamp records the pins, pyproject.toml, the interpreter and the
+# Fast when nothing changed: a stamp records the pins (and tools/install_pins.sh), pyproject.toml, the interpreter and the
 # checkout's path (a moved or copied checkout gets a fresh .venv: its scripts and the editable
 # install point at the old path). The same script sets up the student edition (no grader/).
 # Interpreter choice: $PYTHON if given, else python3.14/3.13/3.12 on PATH, else pyenv's newest.
@@ -41,7 +41,7 @@ find_python() {
 
 python=$(find_python)
 version=$("$python" -c 'import sys; print(sys.version.split()[0])')
-want="$(cksum < requirements.txt) $(cksum < pyproject.toml) $version $PWD"
+want="$(cksum < requirements.txt) $(cksum < tools/install_pins.sh) $(cksum < pyproject.toml) $version $PWD"
 
 # apt-get install PACKAGE as root (refreshing the package index once if needed); false if not possible.
 apt_install() {
@@ -90,7 +90,7 @@ if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want"
     exit 0
 fi
 
-built_at=$(cut -d' ' -f6- "$STAMP" 2>/dev/null || true)
+built_at=$(cut -d' ' -f8- "$STAMP" 2>/dev/null || true)
 if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ]; then
     echo "setup: this checkout was moved or copied from $built_at; rebuilding .venv here"
     rm -rf "$VENV"
@@ -102,7 +102,7 @@ if ! [ -x "$VENV/bin/python" ] || ! is_new_enough "$VENV/bin/python" \
     "$python" -m venv "$VENV"
 fi
 echo "setup: installing the pinned packages from requirements.txt (first time: about 2 minutes)"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+sh tools/install_pins.sh "$VENV/bin/python"
 echo "setup: installing the course itself (editable)"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
 echo "$want" > "$STAMP"
