@@ -66,8 +66,8 @@ sample_classes.write(Path("{tmp_path / "class"}"), "bo", "{NEW}", answers.releas
     assert float(rows["bo"]["score"]) == 0, rows["bo"]
 
 
-def test_the_self_proof_and_the_structure_checks_collect_it(copy):
-    listed = run(copy, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_selfproof.py",
+def test_the_self_proof_and_the_structure_checks_collect_it(released):  # the self-proof reads the release
+    listed = run(released, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_selfproof.py",
                  "tests/test_release.py", "tests/test_rules.py")  # fmt: skip
     for test in ("test_catalogue_answer", "test_pipeline_verdict", "test_catalogue_is_complete",
                  "test_every_assignment_has_the_cells_the_pipeline_needs", "test_no_solution_or_hidden_test_leaks",

@@ -259,9 +259,18 @@ def type_answer(page, lab, rel: str, answer: str):
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
-    while (saved := answers.answer_cell(nbformat.read(path, as_version=4)).source) != answer:
+    while (saved := saved_answer(path)) != answer:
         assert time.monotonic() < deadline, f"after Ctrl+S the answer cell on disk holds:\n{saved}"
         time.sleep(0.2)
+
+
+def saved_answer(path) -> str | None:
+    """The answer cell on disk; None while the server is still writing the file (it truncates it
+    first, so a read in between sees an empty or partial notebook)."""
+    try:
+        return answers.answer_cell(nbformat.read(path, as_version=4)).source
+    except nbformat.reader.NotJSONError:
+        return None
 
 
 def outputs(page) -> str:
