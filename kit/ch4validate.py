@@ -9,7 +9,8 @@ got). Exit code 0 when every notebook passes its visible tests, 1 when one does 
 Chinese, like the course.
 
 Two things make a second check fast, and neither changes a verdict:
-- notebooks are checked side by side, one kernel per core (on Linux; one by one elsewhere);
+- notebooks are checked side by side, one kernel per core and one more (on Linux; one by one
+  elsewhere);
 - the kernels keep XLA's compiled programs in the student's own cache folder
   (`$XDG_CACHE_HOME/ch4-autodiff/jax`, else `~/.cache/...`), JAX's persistent compilation
   cache: a test whose code did not change loads its programs instead of compiling them again.
@@ -80,7 +81,8 @@ def main(argv: list[str]) -> int:
     os.environ.update(compile_cache())  # the kernels inherit it
     from nbgrader.validator import Validator  # noqa: F401  imported once, before the workers fork
 
-    jobs = min(len(argv), len(os.sched_getaffinity(0))) if sys.platform == "linux" else 1  # fork is Linux's
+    # one kernel more than cores: while a kernel starts, or nbclient waits on it, a core would idle
+    jobs = min(len(argv), len(os.sched_getaffinity(0)) + 1) if sys.platform == "linux" else 1  # fork is Linux's
     print(f"… 正在运行 {len(argv)} 个 notebook（同时运行 {jobs} 个）", flush=True)
     paths = [Path(name) for name in argv]
     if jobs == 1:
