@@ -47,6 +47,11 @@ def grade_command(submitted, out, *extra, jobs=2) -> list[str]:
     ]
 
 
+def score_table_line(stdout: str, student: str) -> str:
+    """The line of the score table the grading command printed for `student`."""
+    return next(line for line in stdout.splitlines() if line.startswith(student + " "))
+
+
 def read_csv(out: Path) -> dict:
     """grades.csv as {(student_id, assignment): its row}; a submission with two rows fails."""
     with open(Path(out) / "grades.csv", encoding="utf-8") as handle:

@@ -1,5 +1,6 @@
 """Starting and stopping a real Jupyter server for a test (not a test module: a helper that
-tests/test_nbgrader_tools.py and tests/test_student_edition.py share)."""
+tests/test_nbgrader_tools.py and tests/test_student_edition.py share; tests/test_hub.py waits for
+its hub the same way)."""
 
 import contextlib
 import socket
@@ -30,21 +31,25 @@ def running(command: list[str], cwd: Path, env: dict, port: int, token: str, log
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if process.poll() is not None:
-                    pytest.fail(f"{' '.join(command)} exited:\n" + log.read_text(errors="replace")[-3000:])
-                time.sleep(0.5)
-        else:
-            pytest.fail(
-                "the Jupyter server did not answer within a minute:\n" + log.read_text(errors="replace")[-3000:]
-            )
+        wait_until_answers(process, f"{url}/api/status?token={token}", log, "the Jupyter server", 60)
         yield url
     finally:
         engine.stop_process_group(process)
+
+
+def wait_until_answers(process: subprocess.Popen, probe: str, log: Path, what: str, seconds: float) -> None:
+    """Poll `probe` until it answers; fail with the end of `log` if `process` exits or time runs out."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(probe, timeout=2)
+            return
+        except OSError:
+            exited, late = process.poll() is not None, time.monotonic() > deadline
+            if exited or late:
+                said = "exited" if exited else f"did not answer within {seconds:.0f} s"
+                pytest.fail(f"{what} {said}:\n" + log.read_text(errors="replace")[-3000:])
+            time.sleep(0.5)
 
 
 def request(url: str, token: str, path: str, method: str = "GET") -> tuple[int, str]:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
-from helpers import gradebook_rows, read_csv
+from helpers import grade_cli, grade_command, gradebook_rows, read_csv, score_table_line
 from jupyter_servers import free_port
 
 from grader import REPO, answers, certs, course, engine, grade, messages, sample_classes, worker
@@ -209,9 +209,8 @@ def forged_run(cluster, tmp_path_factory):
     release = course.notebook_path(course.EXERCISES, "safe_norm").read_bytes()
     sample_classes.write(submitted, "mallory", "safe_norm", raw=release)
     sample_classes.write(submitted, "zed", "safe_norm", reference)
-    command = [sys.executable, "-m", "grader", "grade", submitted, "--out", out, "--jobs", "1"]
-    command += ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
-    done = subprocess.run([str(c) for c in command], cwd=REPO, capture_output=True, text=True, timeout=900)
+    on_cluster = ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
+    done = grade_cli(submitted, out, *on_cluster, jobs=1, timeout=900)
     wait_for_one_worker(cluster["address"], cluster["tls"])  # its nanny restarts it after zed
     journal = [json.loads(line) for line in (out / "course" / grade.JOURNAL).read_text().splitlines()]
     return {
@@ -247,7 +246,7 @@ def test_a_task_whose_workers_keep_dying_scores_0_with_the_reason(forged_run):
     reason = "评分进程意外退出"
     assert any(reason in note for note in forged_run["journal"]["zed"]["notes"]), forged_run["journal"]["zed"]
     assert reason in forged_run["pages"]["zed"]
-    table = next(line for line in forged_run["done"].stdout.splitlines() if line.startswith("zed "))
+    table = score_table_line(forged_run["done"].stdout, "zed")
     assert reason in table, table
     assert forged_run["rows"]["alice"]["score"] == "14"
 
@@ -281,9 +280,8 @@ def test_a_worker_of_another_course_version_refuses_and_the_submission_is_left_u
         submitted, "carol", "safe_norm", raw=course.notebook_path(course.EXERCISES, "safe_norm").read_bytes()
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy / "kit"), str(copy)])}  # that copy's grader
-    command = [sys.executable, "-m", "grader", "grade", submitted, "--out", out, "--jobs", "1"]
-    command += ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
-    done = subprocess.run([str(c) for c in command], cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    command = grade_command(submitted, out, "--scheduler", cluster["address"], "--tls", cluster["tls"], jobs=1)
+    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert (

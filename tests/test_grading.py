@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from helpers import checksums, grade_cli, gradebook_rows, read_csv
+from helpers import checksums, grade_cli, gradebook_rows, read_csv, score_table_line
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.preprocessors import Execute
@@ -45,10 +45,6 @@ def feedback_pages(out: Path) -> dict:
     return {
         (p.parts[-3], p.parts[-2]): p.read_text(encoding="utf-8") for p in sorted((out / "feedback").glob("*/*/*.html"))
     }
-
-
-def table_line(stdout: str, student: str) -> str:
-    return next(line for line in stdout.splitlines() if line.startswith(student + " "))
 
 
 CASES = [expectation for expectation, _ in sample_classes.broken_cases(ASSIGNMENT)]  # test ids; nothing written
@@ -114,7 +110,9 @@ def test_each_submission_gets_its_score_and_reason(graded, case):
     assert page, f"{case.why}: no feedback page"
     if case.note:
         assert case.note in page, f"{case.why}: feedback lacks '{case.note}'"
-        assert case.note in table_line(graded.done.stdout, case.student), f"{case.why}: score table lacks '{case.note}'"
+        assert case.note in score_table_line(graded.done.stdout, case.student), (
+            f"{case.why}: score table lacks '{case.note}'"
+        )
 
 
 def test_a_cell_over_its_limit_is_interrupted_and_the_rest_still_runs(graded):
@@ -122,7 +120,7 @@ def test_a_cell_over_its_limit_is_interrupted_and_the_rest_still_runs(graded):
     limit (its note names the cell and the limit), the tests after it run and pass."""
     row = graded.rows[("infinite-loop", ASSIGNMENT)]
     assert row["score"] == row["max_score"], row
-    line = table_line(graded.done.stdout, "infinite-loop")
+    line = score_table_line(graded.done.stdout, "infinite-loop")
     assert f"单元格 answer 超过 {CELL_TIMEOUT} 秒未结束，已被中断" in line, line
     assert "时间上限" not in line, line
 
@@ -130,7 +128,7 @@ def test_a_cell_over_its_limit_is_interrupted_and_the_rest_still_runs(graded):
 def test_a_submission_over_the_ceiling_is_stopped_and_scores_0(graded):
     """Every cell is under the per-cell limit, together they pass the per-submission ceiling."""
     assert graded.rows[("slow-every-cell", ASSIGNMENT)]["score"] == "0"
-    line = table_line(graded.done.stdout, "slow-every-cell")
+    line = score_table_line(graded.done.stdout, "slow-every-cell")
     assert f"超过每份提交 {CEILING} 秒的时间上限，已终止" in line, line
 
 

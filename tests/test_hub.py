@@ -29,7 +29,6 @@ import subprocess
 import sys
 import sysconfig
 import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,7 +36,7 @@ import nbformat
 import psutil
 import pytest
 from helpers import CHROMIUM, only_requests_to, read_csv
-from jupyter_servers import free_port
+from jupyter_servers import free_port, wait_until_answers
 
 from grader import REPO, answers, course, feedback
 
@@ -207,15 +206,7 @@ def hub(site):
         )
     url = f"http://127.0.0.1:{env['HUB_PORT']}"
     try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{url}/hub/api/", timeout=2)
-                break
-            except OSError:
-                assert process.poll() is None, "the hub exited:\n" + log.read_text(errors="replace")[-3000:]
-                time.sleep(0.5)
-        else:
-            pytest.fail("the hub did not answer within two minutes:\n" + log.read_text(errors="replace")[-3000:])
+        wait_until_answers(process, f"{url}/hub/api/", log, "the hub", 120)
         yield SimpleNamespace(url=url, log=log, env=env)
     finally:
         process.send_signal(signal.SIGTERM)  # the hub stops the users' servers and its proxy

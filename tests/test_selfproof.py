@@ -18,12 +18,11 @@
 import csv
 import json
 import re
-import subprocess
-import sys
 
 import pytest
+from helpers import grade_cli
 
-from grader import REPO, answers, course, grade, messages, sample_classes, worker
+from grader import answers, course, grade, messages, sample_classes, worker
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
@@ -40,8 +39,7 @@ JUDGING_FAILED = messages.judging_failed(ValueError()).split("（")[0]  # "判�
 def pipeline(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     sample_classes.selfproof_class(submitted, SAMPLE)
-    command = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), "--jobs", "2"]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1500)
+    done = grade_cli(submitted, out, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
     journal = (out / "course" / grade.JOURNAL).read_text(encoding="utf-8").splitlines()
     notes = {f"{o['student']}/{o['assignment']}": o["notes"] for o in map(json.loads, journal)}

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Create .venv with a Python >= 3.12 (JAX 0.12 needs it), install the exact pins, then this
 # project itself (editable: `import ch4check` and `python -m grader` work from any folder).
-# Fast when nothing changed: a stamp records the pins (and tools/install_pins.sh), pyproject.toml, the interpreter and the
-# checkout's path (a moved or copied checkout gets a fresh .venv: its scripts and the editable
-# install point at the old path). The same script sets up the student edition (no grader/).
+# Fast when nothing changed: a stamp records the pins and their installer (tools/install_pins.sh),
+# pyproject.toml, the interpreter and the checkout's path (a moved or copied checkout gets a fresh
+# .venv: its scripts and the editable install point at the old path). The same script sets up the
+# student edition (no grader/).
 # Interpreter choice: $PYTHON if given, else python3.14/3.13/3.12 on PATH, else pyenv's newest.
 set -eu
 cd "$(dirname "$0")/.."
