@@ -201,24 +201,31 @@ def page_of(out: Path, student: str) -> str:
 
 @pytest.fixture(scope="module")
 def forged_run(cluster, tmp_path_factory):
-    """alice (the reference), mallory (blank) and zed (the reference, whose task kills the worker
-    running it) graded on the rogue worker; zed comes last, when the others are done."""
+    """alice (the reference) and mallory (blank) graded on the rogue worker; then, in a run of its
+    own (its own OUT_DIR), zed (the reference, whose task kills the worker running it). zed
+    runs alone: a task that is on the worker when it dies is tried again too, and one that was
+    there at every death would fail with zed (`WORKER_DIED`)."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     reference = sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
     sample_classes.write(submitted, "alice", "safe_norm", reference)
     release = course.notebook_path(course.EXERCISES, "safe_norm").read_bytes()
     sample_classes.write(submitted, "mallory", "safe_norm", raw=release)
-    sample_classes.write(submitted, "zed", "safe_norm", reference)
     on_cluster = ["--scheduler", cluster["address"], "--tls", cluster["tls"]]
     done = grade_cli(submitted, out, *on_cluster, jobs=1, timeout=900)
+    alone, alone_out = tmp_path_factory.mktemp("zed"), tmp_path_factory.mktemp("zed-graded")
+    sample_classes.write(alone, "zed", "safe_norm", reference)
+    died = grade_cli(alone, alone_out, *on_cluster, jobs=1, timeout=900)
     wait_for_one_worker(cluster["address"], cluster["tls"])  # its nanny restarts it after zed
-    journal = [json.loads(line) for line in (out / "course" / grade.JOURNAL).read_text().splitlines()]
+    journal = [
+        json.loads(line) for o in (out, alone_out) for line in (o / "course" / grade.JOURNAL).read_text().splitlines()
+    ]
     return {
         "done": done,
-        "rows": {student: row for (student, _), row in read_csv(out).items()},
+        "died": died,
+        "rows": {student: row for o in (out, alone_out) for (student, _), row in read_csv(o).items()},
         "journal": {e["student"]: e for e in journal},
         "out": out,
-        "pages": {s: page_of(out, s) for s in ("mallory", "zed")},
+        "pages": {"mallory": page_of(out, "mallory"), "zed": page_of(alone_out, "zed")},
         "scheduler_log": (cluster["folder"] / "s.log").read_text(errors="replace"),
     }
 
@@ -239,14 +246,15 @@ def test_a_forged_result_scores_0_and_the_others_keep_their_grades(forged_run):
 
 def test_a_task_whose_workers_keep_dying_scores_0_with_the_reason(forged_run):
     """Dask starts a new worker each time and tries again; when it gives up, the submission (a
-    correct one: only its task's fate counts here) scores 0 and says why, and the others do not."""
+    correct one: only its task's fate counts here) scores 0 and says why (forged_run grades it in a
+    run of its own: a submission on the worker at every death would share its fate)."""
     died = re.findall(r"marked as failed because (\d+) workers died", forged_run["scheduler_log"])
     assert died and int(died[-1]) > 1, "the scheduler did not give up on zed's task after repeated deaths"
     assert forged_run["rows"]["zed"]["score"] == "0", forged_run["rows"]["zed"]
     reason = "评分进程意外退出"
     assert any(reason in note for note in forged_run["journal"]["zed"]["notes"]), forged_run["journal"]["zed"]
     assert reason in forged_run["pages"]["zed"]
-    table = score_table_line(forged_run["done"].stdout, "zed")
+    table = score_table_line(forged_run["died"].stdout, "zed")
     assert reason in table, table
     assert forged_run["rows"]["alice"]["score"] == "14"
 
