@@ -16,7 +16,8 @@ from grader import course, sandbox, verdict
 # The modules whose code decides a grade: a change to any of them, to the kit or to an
 # assignment's source invalidates earlier grades (and a worker that differs must not grade).
 GRADING_MODULES = (
-    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages"
+    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages",
+    "xla_cache",
 )  # fmt: skip
 
 
