@@ -157,7 +157,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
 
     import ch4rules
 
-    from grader import intake, verdict, xla_cache
+    from grader import intake, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
@@ -167,8 +167,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
     intake.confine_student_cells(nb, source)
     secret = secret or secrets.token_hex(16)
-    cache = xla_cache.ensure(assignment)
-    run_in_kernel(nb, assignment, secret, xla_cache.settings(cache, writable=False) if cache else None)
+    run_in_kernel(nb, assignment, secret)
     evidence, anomalies = verdict.read_evidence(nb)
     results = verdict.judge(assignment, evidence, secret)
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
@@ -177,17 +176,15 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])
 
 
-def run_in_kernel(nb, assignment: str, secret: str, env: dict[str, str] | None = None) -> None:
+def run_in_kernel(nb, assignment: str, secret: str) -> None:
     """Execute `nb` in place in a fresh (unsandboxed) kernel whose test inputs come from `secret`,
-    headless, errors kept as outputs, with `env` added to its environment: the quick path's
-    kernel, the compile counter's and the compilation cache's builder."""
+    headless, errors kept as outputs: the quick path's kernel and the compile counter's."""
     from ch4protocol import SEED_ENV
     from nbclient import NotebookClient
 
     from grader import nbtools
 
-    added = {**(env or {}), SEED_ENV: secret}
-    os.environ.update(nbtools.HEADLESS_ENV, **added)  # the kernel inherits this environment
+    os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
     try:
         NotebookClient(
             nb,
@@ -198,5 +195,4 @@ def run_in_kernel(nb, assignment: str, secret: str, env: dict[str, str] | None =
             resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
         ).execute()
     finally:
-        for key in added:
-            os.environ.pop(key)
+        del os.environ[SEED_ENV]

@@ -56,7 +56,7 @@ from ch4protocol import SEED_ENV
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
-from grader import REPO, feedback, forkserver, xla_cache
+from grader import REPO, feedback, forkserver
 
 NOBODY = 65534
 MiB = 2**20
@@ -84,7 +84,6 @@ def kernel_env(env: dict[str, str]) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(KIT),  # the kit, bound read-only in the sandbox, from whichever checkout grades
         "JPY_PARENT_PID": "1",  # our parent is the namespace init: no poller, no banner
-        **xla_cache.read_only_settings(),  # the reference's compiled programs, never written
     }  # fmt: skip
     return fixed | {key: env[key] for key in PASSED_ENV if key in env}
 
@@ -117,8 +116,6 @@ def command(
         # /tmp first: the venv, the repository or the kernel's folder may live under it.
         "--size", str(TMP_SIZE), "--perms", "1777", "--tmpfs", "/tmp",
         *binds,
-        # the grader's compilation cache, read-only; an empty folder where it has none
-        "--perms", "0755", "--dir", xla_cache.IN_SANDBOX, "--ro-bind-try", str(xla_cache.FOLDER), xla_cache.IN_SANDBOX,
         "--bind", str(folder), str(folder),
         "--chdir", "/tmp",  # not the private folder: that one is the grader's, and small
         "--clearenv",

@@ -16,8 +16,7 @@ from grader import course, sandbox, verdict
 # The modules whose code decides a grade: a change to any of them, to the kit or to an
 # assignment's source invalidates earlier grades (and a worker that differs must not grade).
 GRADING_MODULES = (
-    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages",
-    "xla_cache",
+    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages"
 )  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 from ch4protocol import SEED_ENV
 
-from grader import course, feedback, messages, sandbox, staging, verdict, xla_cache
+from grader import course, feedback, messages, sandbox, staging, verdict
 
 Key = tuple[str, str]  # (student, assignment)
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
@@ -193,8 +193,6 @@ def _scratch_course(task: Task):
         raise CourseMismatch(f"{socket.gethostname()} has another version of the course or the grader")
     if task.assignment not in staged:
         staging.stage(root, [task.assignment])
-        if sandbox.probe() is None:  # only sandboxed kernels are given the cache
-            xla_cache.ensure(task.assignment)
         staged.add(task.assignment)
     return root, api
 
