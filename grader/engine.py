@@ -108,10 +108,14 @@ def close(client) -> None:
         cluster.close()
 
 
+SCHEDULER_LOST = "the connection to the Dask scheduler was lost"
+
+
 def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker.Graded], None]) -> dict:
     """Grade every task; returns {key: reason} for those the infrastructure left ungraded."""
     from distributed import KilledWorker, as_completed
     from distributed.client import FutureCancelledError
+    from distributed.comm import CommClosedError
 
     futures = {client.submit(worker.grade_task, task, pure=False): task for task in tasks}
     ungraded = {}
@@ -123,9 +127,10 @@ def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker
             graded = worker.Graded(worker.Result(False, [messages.WORKER_DIED]))
         except FutureCancelledError as err:
             lost = err.reason == "scheduler-connection-lost"
-            ungraded[task.key] = (
-                "the connection to the Dask scheduler was lost" if lost else f"cancelled ({err.reason})"
-            )
+            ungraded[task.key] = SCHEDULER_LOST if lost else f"cancelled ({err.reason})"
+            continue
+        except CommClosedError:  # the scheduler went while this result was being fetched from it
+            ungraded[task.key] = SCHEDULER_LOST
             continue
         except Exception as err:  # noqa: BLE001 - not this submission's fault: leave it for a re-run
             ungraded[task.key] = _one_line(err)

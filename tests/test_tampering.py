@@ -42,6 +42,10 @@ RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]  # each one marke
 # What an attack prints when it got somewhere: found a file, wrote outside its /tmp, connected,
 # killed a process, filled a disk or started its 3000 processes.
 FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b(.*)$", re.MULTILINE)
+# The second-wall run's --cell-timeout. settrace_skip_asserts, run as written, traces every line
+# JAX runs, so its test cells run until they are interrupted: two of them cost 120 s of CPU at
+# the default 60 s. No other cell of the run takes more than a few seconds.
+VERDICT_CELL_TIMEOUT = 20
 
 
 tree_digest = intake.folder_digest
@@ -106,7 +110,8 @@ def verdict_run(tmp_path_factory, postgres_server, grading_cluster):
     def run():
         printed = []
         try:
-            return grade.grade(submitted, out, jobs=2, echo=printed.append, scan_code=False, **cluster)
+            limits = {"scan_code": False, "cell_timeout": VERDICT_CELL_TIMEOUT}
+            return grade.grade(submitted, out, jobs=2, echo=printed.append, **limits, **cluster)
         except grade.Incomplete:
             pytest.fail("\n".join(line for line in printed if "not graded" in line))
 
