@@ -203,7 +203,14 @@ def worker_processes(grader_worker_pid: int) -> list:
         children = psutil.Process(grader_worker_pid).children()
     except psutil.NoSuchProcess:
         return []
-    return [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+    workers = []
+    for child in children:
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                workers.append(child)
+        except psutil.Error:  # gone, or a zombie not yet reaped: not a running worker
+            pass
+    return workers
 
 
 def stop_process_group(process) -> None:
