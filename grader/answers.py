@@ -144,8 +144,10 @@ class QuickScore(NamedTuple):
 
 
 def quick_score(assignment: str, answer: str | None, secret: str | None = None) -> QuickScore:
-    """Score an answer the way the grader does, without nbgrader or a sandbox: the kernel-plus-
-    verdict path (`grader try`, and the self-proof of every catalogue entry).
+    """Score an answer the way the grader does, without nbgrader: the kernel-plus-verdict path
+    (`grader try`, and the self-proof of every catalogue entry). Its kernel runs in a graded
+    kernel's sandbox where that works (forked from a pre-imported server as root: 1.6–2.0 s
+    an answer instead of 3.1–4.2 for residuals and softplus), else as a plain kernel.
 
     Like the pipeline: an answer that breaks an answering rule is not run (0, flag "rules");
     otherwise the kernel version of the source notebook (hidden tests included, verdicts cut)
@@ -157,7 +159,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
 
     import ch4rules
 
-    from grader import intake, verdict
+    from grader import intake, sandbox, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
@@ -167,7 +169,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
     intake.confine_student_cells(nb, source)
     secret = secret or secrets.token_hex(16)
-    run_in_kernel(nb, assignment, secret)
+    run_in_kernel(nb, assignment, secret, sandboxed=sandbox.probe() is None)
     evidence, anomalies = verdict.read_evidence(nb)
     results = verdict.judge(assignment, evidence, secret)
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
@@ -176,15 +178,18 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])
 
 
-def run_in_kernel(nb, assignment: str, secret: str) -> None:
-    """Execute `nb` in place in a fresh (unsandboxed) kernel whose test inputs come from `secret`,
-    headless, errors kept as outputs: the quick path's kernel and the compile counter's."""
+def run_in_kernel(nb, assignment: str, secret: str, sandboxed: bool = False) -> None:
+    """Execute `nb` in place in a fresh kernel whose test inputs come from `secret`, headless,
+    errors kept as outputs: the quick path's kernel (`sandboxed`: a graded kernel's sandbox, so
+    forked as root, where it works) and the compile counter's (a plain kernel that can import
+    the grader)."""
     from ch4protocol import SEED_ENV
     from nbclient import NotebookClient
 
-    from grader import nbtools
+    from grader import nbtools, sandbox
 
     os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
+    manager = {"kernel_manager_class": sandbox.SandboxKernelManager} if sandboxed else {}
     try:
         NotebookClient(
             nb,
@@ -193,6 +198,7 @@ def run_in_kernel(nb, assignment: str, secret: str) -> None:
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
+            **manager,
         ).execute()
     finally:
         del os.environ[SEED_ENV]
