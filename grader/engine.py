@@ -13,8 +13,9 @@ in this process and the workers it spawns, and listens on loopback only. No node
 (Dask's info pages and metrics): `NO_HTTP` stops it as each one starts.
 
 A worker that dies mid-task is Dask's business: the task runs again on another worker. A task
-whose workers keep dying (Dask's `allowed-failures`) is the submission's doing and gets a
-reason. Anything else that stops a task (the scheduler lost, a worker with another version of
+whose workers keep dying (Dask's `allowed-failures`) is tried once more on its own after the
+rest of the class; if its workers die then too, that is the submission's doing and it scores 0
+with the reason. Anything else that stops a task (the scheduler lost, a worker with another version of
 the course) is the infrastructure's: that submission is left ungraded, so a re-run grades it.
 """
 
@@ -112,31 +113,48 @@ SCHEDULER_LOST = "the connection to the Dask scheduler was lost"
 
 
 def run(client, tasks: list[worker.Task], on_done: Callable[[worker.Task, worker.Graded], None]) -> dict:
-    """Grade every task; returns {key: reason} for those the infrastructure left ungraded."""
-    from distributed import KilledWorker, as_completed
+    """Grade every task; returns {key: reason} for those the infrastructure left ungraded.
+
+    Dask gives up on a task once the workers running it died `allowed-failures` times, and an
+    honest task that happened to be on a worker each time another task killed it is given up on
+    too. So every task Dask gave up on is sent again after all the others are done, one at a
+    time: only one that still kills its workers when it runs alone scores 0 for it."""
+    from distributed import as_completed
+
+    futures = {client.submit(worker.grade_task, task, pure=False): task for task in tasks}
+    ungraded, died = {}, []
+    for future in as_completed(futures):
+        _settle(futures[future], future, on_done, ungraded, died)
+    for task in died:
+        _settle(task, client.submit(worker.grade_task, task, pure=False), on_done, ungraded, None)
+    return ungraded
+
+
+def _settle(task, future, on_done, ungraded: dict, died: list | None) -> None:
+    """Hand a finished task's result to `on_done`, or note why it has none; a task whose workers
+    died goes to `died` when it is given (its first try), else scores 0 with the reason."""
+    from distributed import KilledWorker
     from distributed.client import FutureCancelledError
     from distributed.comm import CommClosedError
 
-    futures = {client.submit(worker.grade_task, task, pure=False): task for task in tasks}
-    ungraded = {}
-    for future in as_completed(futures):
-        task = futures[future]
-        try:
-            graded = future.result()
-        except KilledWorker:
-            graded = worker.Graded(worker.Result(False, [messages.WORKER_DIED]))
-        except FutureCancelledError as err:
-            lost = err.reason == "scheduler-connection-lost"
-            ungraded[task.key] = SCHEDULER_LOST if lost else f"cancelled ({err.reason})"
-            continue
-        except CommClosedError:  # the scheduler went while this result was being fetched from it
-            ungraded[task.key] = SCHEDULER_LOST
-            continue
-        except Exception as err:  # noqa: BLE001 - not this submission's fault: leave it for a re-run
-            ungraded[task.key] = _one_line(err)
-            continue
-        on_done(task, graded)
-    return ungraded
+    try:
+        graded = future.result()
+    except KilledWorker:
+        if died is not None:
+            died.append(task)
+            return
+        graded = worker.Graded(worker.Result(False, [messages.WORKER_DIED]))
+    except FutureCancelledError as err:
+        lost = err.reason == "scheduler-connection-lost"
+        ungraded[task.key] = SCHEDULER_LOST if lost else f"cancelled ({err.reason})"
+        return
+    except CommClosedError:  # the scheduler went while this result was being fetched from it
+        ungraded[task.key] = SCHEDULER_LOST
+        return
+    except Exception as err:  # noqa: BLE001 - not this submission's fault: leave it for a re-run
+        ungraded[task.key] = _one_line(err)
+        return
+    on_done(task, graded)
 
 
 def _one_line(err: Exception) -> str:

@@ -10,7 +10,8 @@ others honestly). Around them:
   certificates, stop with one line (exit 2);
 * the forged result scores 0 with "result refused" while alice, graded by the same worker, keeps
   full marks; `grade.refusal` turns down every malformed result a worker could return;
-* zed's task kills the worker that runs it, every time: it scores 0 with the reason;
+* zed's task kills the worker that runs it, every time, also when tried again on its own: it scores
+  0 with the reason;
 * a grading command whose course differs from the worker's gets its task refused: the
   submission is left ungraded, not zeroed, and the command exits 1;
 * the grading command refuses a scheduler whose certificate another CA signed;
@@ -202,9 +203,9 @@ def page_of(out: Path, student: str) -> str:
 @pytest.fixture(scope="module")
 def forged_run(cluster, tmp_path_factory):
     """alice (the reference) and mallory (blank) graded on the rogue worker; then, in a run of its
-    own (its own OUT_DIR), zed (the reference, whose task kills the worker running it). zed
-    runs alone: a task that is on the worker when it dies is tried again too, and one that was
-    there at every death would fail with zed (`WORKER_DIED`)."""
+    own (its own OUT_DIR), zed (the reference, whose task kills the worker running it), so that
+    what alice and mallory get does not depend on where zed's deaths fall (an honest task that
+    Dask gives up on beside a killer is tried again alone: tests/test_scale_out.py)."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
     reference = sample_classes.answered("safe_norm", answers.reference_answer("safe_norm"))
     sample_classes.write(submitted, "alice", "safe_norm", reference)

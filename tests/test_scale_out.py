@@ -284,3 +284,41 @@ def test_a_result_cut_off_by_the_lost_scheduler_is_left_for_a_rerun(monkeypatch)
     assert engine.run(Client(), [task], on_done=lambda *done: pytest.fail(f"stored {done}")) == {
         task.key: engine.SCHEDULER_LOST
     }
+
+
+def test_a_task_given_up_beside_a_killer_is_tried_again_alone(monkeypatch):
+    """Dask gives up on the honest task too when it was on the worker at each death another task
+    caused. Both are sent again after the rest, one at a time: the honest one is graded, the one
+    that still kills its worker alone scores 0 with the reason (tests/test_cluster_security.py
+    meets the killer on a real cluster)."""
+    import distributed
+
+    from grader import engine, messages, worker
+
+    events = []
+
+    class Future:
+        def __init__(self, task):
+            self.task = task
+
+        def result(self):
+            student = self.task.student
+            events.append(("result", student))
+            if student == "killer" or events.count(("result", "honest")) == 1:
+                raise distributed.KilledWorker(student, None, 3)
+            return worker.Graded(worker.Result(True))
+
+    class Client:
+        def submit(self, function, task, pure):
+            events.append(("submit", task.student))
+            return Future(task)
+
+    tasks = [worker.Task(student, "safe_norm", b"{}", "0" * 64, "digest", 60, 300) for student in ("honest", "killer")]
+    stored = {}
+    monkeypatch.setattr(distributed, "as_completed", iter)
+    assert engine.run(Client(), tasks, on_done=lambda task, graded: stored.update({task.student: graded})) == {}
+    assert stored["honest"].result.succeeded and stored["honest"].result.notes == []
+    assert not stored["killer"].result.succeeded and stored["killer"].result.notes == [messages.WORKER_DIED]
+    assert events == [("submit", "honest"), ("submit", "killer"), ("result", "honest"), ("result", "killer")] + [
+        (step, student) for student in ("honest", "killer") for step in ("submit", "result")
+    ], "not tried again after the others, one at a time"
