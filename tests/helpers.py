@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import psutil
 import pytest
 from jupyter_servers import free_port
 
-from grader import REPO, engine, sandbox
+from grader import REPO, answers, engine, sandbox
 
 # —— the grading command and what it writes ——
 
@@ -219,6 +220,15 @@ async def _session(code: str, timeout: float) -> Session:
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
     return Session("".join(printed), "".join(errors), km, alive)
+
+
+def saved_answer(path) -> str | None:
+    """The answer cell of a notebook Jupyter saves; None while the server is still writing the
+    file (it truncates it first, so a read in between sees an empty or partial notebook)."""
+    try:
+        return answers.answer_cell(nbformat.read(path, as_version=4)).source
+    except nbformat.reader.NotJSONError:
+        return None
 
 
 # —— Chromium, for the browser checks ——

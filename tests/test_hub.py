@@ -35,7 +35,7 @@ from types import SimpleNamespace
 import nbformat
 import psutil
 import pytest
-from helpers import CHROMIUM, only_requests_to, read_csv
+from helpers import CHROMIUM, only_requests_to, read_csv, saved_answer
 from jupyter_servers import free_port, wait_until_answers
 
 from grader import REPO, answers, course, feedback
@@ -274,7 +274,7 @@ def round_trip(site, hub):
             page.keyboard.press("Escape")
             page.keyboard.press("Control+s")
             deadline = time.monotonic() + 180  # a save can wait long on a loaded machine
-            while answers.answer_cell(nbformat.read(path, as_version=4)).source != answer:
+            while saved_answer(path) != answer:
                 assert time.monotonic() < deadline, "the typed answer did not reach the disk"
                 page.wait_for_timeout(500)  # not time.sleep: the route handler runs only inside Playwright calls
 

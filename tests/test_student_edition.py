@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import chromium
+from helpers import chromium, saved_answer
 from jupyter_servers import free_port, request, running
 
 from grader import REPO, answers, course, edition
@@ -262,15 +262,6 @@ def type_answer(page, lab, rel: str, answer: str):
     while (saved := saved_answer(path)) != answer:
         assert time.monotonic() < deadline, f"after Ctrl+S the answer cell on disk holds:\n{saved}"
         time.sleep(0.2)
-
-
-def saved_answer(path) -> str | None:
-    """The answer cell on disk; None while the server is still writing the file (it truncates it
-    first, so a read in between sees an empty or partial notebook)."""
-    try:
-        return answers.answer_cell(nbformat.read(path, as_version=4)).source
-    except nbformat.reader.NotJSONError:
-        return None
 
 
 def outputs(page) -> str:
