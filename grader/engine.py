@@ -15,8 +15,9 @@ in this process and the workers it spawns, and listens on loopback only. No node
 A worker that dies mid-task is Dask's business: the task runs again on another worker. A task
 whose workers keep dying (Dask's `allowed-failures`) is tried once more on its own after the
 rest of the class; if its workers die then too, that is the submission's doing and it scores 0
-with the reason. Anything else that stops a task (the scheduler lost, a worker with another version of
-the course) is the infrastructure's: that submission is left ungraded, so a re-run grades it.
+with the reason. Anything else that stops a task (the scheduler lost, a worker with another
+version of the course) is the infrastructure's: that submission is left ungraded, so a re-run
+grades it.
 """
 
 from __future__ import annotations

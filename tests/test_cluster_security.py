@@ -247,8 +247,8 @@ def test_a_forged_result_scores_0_and_the_others_keep_their_grades(forged_run):
 
 def test_a_task_whose_workers_keep_dying_scores_0_with_the_reason(forged_run):
     """Dask starts a new worker each time and tries again; when it gives up, the submission (a
-    correct one: only its task's fate counts here) scores 0 and says why (forged_run grades it in a
-    run of its own: a submission on the worker at every death would share its fate)."""
+    correct one: only its task's fate counts here) scores 0 and says why, also after it was tried
+    again on its own."""
     died = re.findall(r"marked as failed because (\d+) workers died", forged_run["scheduler_log"])
     assert died and int(died[-1]) > 1, "the scheduler did not give up on zed's task after repeated deaths"
     assert forged_run["rows"]["zed"]["score"] == "0", forged_run["rows"]["zed"]

@@ -3,11 +3,11 @@
 Real components, shared with tests/test_tampering.py (tests/conftest.py starts them once per
 pytest worker): Debian's PostgreSQL, a Dask scheduler started with `python -m grader scheduler`,
 and two worker processes started with `python -m grader worker`, all over mutual TLS with
-certificates made for the run. The class (every assignment's reference and first wrong answer,
-and an unreadable file) is graded once on one machine (local cluster, SQLite) and once on the
-cluster (PostgreSQL) with the same grading secret. The class is the three assignments that
-grade fastest: what is proven here does not depend on the assignment (every assignment through
-the whole pipeline is tests/test_selfproof.py's run). The cluster run is interrupted twice: the
+certificates made for the run. The class (the reference and first wrong answer of the three
+assignments that grade fastest, and an unreadable file: what is proven here does not depend on
+the assignment, and every assignment goes through the whole pipeline in tests/test_selfproof.py)
+is graded once on one machine (local cluster, SQLite) and once on the cluster (PostgreSQL) with
+the same grading secret. The cluster run is interrupted twice: the
 grading command itself is killed (SIGKILL) once three results are stored, and the same command
 started again resumes while one worker is killed in the middle of a submission. Another run
 loses its scheduler once its first submission is stored, and is finished by a re-run.
@@ -257,36 +257,62 @@ def test_a_worker_refuses_a_task_for_another_course_version():
     zeroed: grader/engine.py leaves it for a re-run)."""
     from grader import worker
 
-    task = worker.Task("s", "safe_norm", b"{}", "0" * 64, "a digest of some other course", 60, 300)
+    task = fake_task("s", digest="a digest of some other course")
     with pytest.raises(worker.CourseMismatch, match="another version of the course"):
         worker.grade_task(task)
 
 
-def test_a_result_cut_off_by_the_lost_scheduler_is_left_for_a_rerun(monkeypatch):
+def fake_task(student: str, digest: str = "digest"):
+    from grader import worker
+
+    return worker.Task(student, "safe_norm", b"{}", "0" * 64, digest, 60, 300)
+
+
+class FakeClient:
+    """A Dask client for `engine.run` without Dask: a future's result() is `outcome(task)`, and
+    `events` lists every submit and every result in order. Use with the `no_dask` fixture."""
+
+    def __init__(self, outcome):
+        self.outcome, self.events = outcome, []
+
+    def submit(self, function, task, pure):
+        self.events.append(("submit", task.student))
+        client = self
+
+        class Future:
+            def result(self):
+                client.events.append(("result", task.student))
+                return client.outcome(task)
+
+        return Future()
+
+
+@pytest.fixture
+def no_dask(monkeypatch):
+    """`engine.run` takes the futures in the order they were sent."""
+    import distributed
+
+    monkeypatch.setattr(distributed, "as_completed", iter)
+
+
+def test_a_result_cut_off_by_the_lost_scheduler_is_left_for_a_rerun(no_dask):
     """The scheduler can die while the client is fetching a finished result from it: Dask then
     raises CommClosedError instead of cancelling the future. That submission is left ungraded
     with the same reason as the others (the lost-scheduler run above meets it by chance)."""
-    import distributed
     from distributed.comm import CommClosedError
 
-    from grader import engine, worker
+    from grader import engine
 
-    class Future:
-        def result(self):
-            raise CommClosedError("in <TLS (closed) ConnectionPool.gather>: Stream is closed")
+    def outcome(task):
+        raise CommClosedError("in <TLS (closed) ConnectionPool.gather>: Stream is closed")
 
-    class Client:
-        def submit(self, function, task, pure):
-            return Future()
-
-    task = worker.Task("s", "safe_norm", b"{}", "0" * 64, "digest", 60, 300)
-    monkeypatch.setattr(distributed, "as_completed", iter)
-    assert engine.run(Client(), [task], on_done=lambda *done: pytest.fail(f"stored {done}")) == {
+    task = fake_task("s")
+    assert engine.run(FakeClient(outcome), [task], on_done=lambda *done: pytest.fail(f"stored {done}")) == {
         task.key: engine.SCHEDULER_LOST
     }
 
 
-def test_a_task_given_up_beside_a_killer_is_tried_again_alone(monkeypatch):
+def test_a_task_given_up_beside_a_killer_is_tried_again_alone(no_dask):
     """Dask gives up on the honest task too when it was on the worker at each death another task
     caused. Both are sent again after the rest, one at a time: the honest one is graded, the one
     that still kills its worker alone scores 0 with the reason (tests/test_cluster_security.py
@@ -295,30 +321,16 @@ def test_a_task_given_up_beside_a_killer_is_tried_again_alone(monkeypatch):
 
     from grader import engine, messages, worker
 
-    events = []
+    def outcome(task):
+        if task.student == "killer" or client.events.count(("result", "honest")) == 1:
+            raise distributed.KilledWorker(task.student, None, 3)
+        return worker.Graded(worker.Result(True))
 
-    class Future:
-        def __init__(self, task):
-            self.task = task
-
-        def result(self):
-            student = self.task.student
-            events.append(("result", student))
-            if student == "killer" or events.count(("result", "honest")) == 1:
-                raise distributed.KilledWorker(student, None, 3)
-            return worker.Graded(worker.Result(True))
-
-    class Client:
-        def submit(self, function, task, pure):
-            events.append(("submit", task.student))
-            return Future(task)
-
-    tasks = [worker.Task(student, "safe_norm", b"{}", "0" * 64, "digest", 60, 300) for student in ("honest", "killer")]
-    stored = {}
-    monkeypatch.setattr(distributed, "as_completed", iter)
-    assert engine.run(Client(), tasks, on_done=lambda task, graded: stored.update({task.student: graded})) == {}
+    client, stored = FakeClient(outcome), {}
+    tasks = [fake_task("honest"), fake_task("killer")]
+    assert engine.run(client, tasks, on_done=lambda task, graded: stored.update({task.student: graded})) == {}
     assert stored["honest"].result.succeeded and stored["honest"].result.notes == []
     assert not stored["killer"].result.succeeded and stored["killer"].result.notes == [messages.WORKER_DIED]
-    assert events == [("submit", "honest"), ("submit", "killer"), ("result", "honest"), ("result", "killer")] + [
+    assert client.events == [("submit", "honest"), ("submit", "killer"), ("result", "honest"), ("result", "killer")] + [
         (step, student) for student in ("honest", "killer") for step in ("submit", "result")
     ], "not tried again after the others, one at a time"
