@@ -188,7 +188,9 @@ PROMPTS = "[...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPro
 # Run All has finished (or stopped at an error): nothing queued, and something ran since the clear
 RAN = f"() => {{ const p = {PROMPTS}; return !p.includes('[*]:') && p.some(t => /^\\[\\d+\\]:$/.test(t)); }}"
 CLEARED = f"() => {PROMPTS}.every(t => t === '[ ]:')"
-IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+# the status bar's "Python 3 (ipykernel) | Idle": the kernel is connected and waiting. (The toolbar's
+# execution indicator says idle before any kernel exists: Run All clicked then runs nothing.)
+IDLE = "() => [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => e.textContent.endsWith(' | Idle'))"
 
 
 def api(lab, path: str, method: str = "GET"):
@@ -230,7 +232,7 @@ def open_notebook(browser, lab, rel: str):
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     page.set_default_timeout(60_000)
     page.goto(f"{lab['url']}/lab/tree/{rel}?token={lab['token']}")
-    page.wait_for_selector(IDLE, timeout=120_000)  # the kernel has started
+    page.wait_for_function(IDLE, timeout=120_000)  # the kernel has started
     return page
 
 
@@ -245,7 +247,7 @@ def run_all(page):
     page.wait_for_function(CLEARED)
     menu(page, "Run", "runmenu:run-all")
     page.wait_for_function(RAN, timeout=240_000)  # JAX imports and compiles: seconds on a busy machine
-    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_function(IDLE, timeout=60_000)
 
 
 def type_answer(page, lab, rel: str, answer: str):
