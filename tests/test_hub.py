@@ -8,9 +8,10 @@ types an answer, submits; the instructor collects, grades with `python -m grader
 releases the feedback; the student fetches it and opens the page. The second student then tries
 to read the first one's submission, the solutions, the gradebook and the grading secret, and is
 refused each time. The student's server and home are as README says, and the instructor logs in
-too: their server runs from the checkout and Formgrader there shows the graded class. The round
-trip is one module fixture, so no test depends on another having run first. Users, group,
-folders and processes are removed afterwards.
+too: their server runs from the checkout and Formgrader there shows the graded class. The folders
+`make hub` made have the owners and modes README lists, and every port the hub's processes listen
+on is on loopback. The round trip is one module fixture, so no test depends on another having run
+first. Users, group, folders and processes are removed afterwards.
 
 Like tests/test_student_edition.py, the environments are not downloaded again: the course's
 environment and the instructor's .venv are created empty and see this checkout's installed
@@ -21,10 +22,12 @@ hub, the users' servers) is real. It needs root; elsewhere it is skipped, loudly
 
 import contextlib
 import os
+import pwd
 import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -58,8 +61,9 @@ def missing_prerequisite() -> str | None:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Two students and an instructor (Unix users with passwords), the students' group, and a
-    folder every user can enter for the hub's prefix, state and exchange; all gone afterwards."""
+    """Two students and an instructor (Unix users with passwords), and a folder every user can
+    enter for the hub's prefix, state and exchange; all gone afterwards, with the students' group
+    that `make hub` creates."""
     reason = missing_prerequisite()
     if reason:
         if os.environ.get("CI"):
@@ -71,10 +75,8 @@ def site(tmp_path_factory):
     base = Path(f"/tmp/ch04-hub-{tag}")  # not under pytest's tmp folders: those are root's alone
     created = []
     try:
-        subprocess.run(["groupadd", names.group], check=True)
         for user, full in ((names.first, "Li Hua"), (names.second, "Wang Fang"), (names.instructor, "Zhang Wei")):
-            groups = ["-G", names.group] if user != names.instructor else []
-            subprocess.run(["useradd", "-m", "-s", "/bin/sh", "-c", full, *groups, user], check=True)
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", "-c", full, user], check=True)
             created.append(user)
         lines = "".join(f"{user}:{password}\n" for user, password in passwords.items())
         subprocess.run(["chpasswd"], input=lines, text=True, check=True)
@@ -179,6 +181,10 @@ def hub(site):
     done = subprocess.run(["sh", "tools/hub.sh"], cwd=site.repo, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"make hub failed:\n{done.stdout}\n{done.stderr}"
     assert "the instructor's own environment is still missing" in done.stdout, done.stdout
+    assert f"created the group {site.group}" in done.stdout, done.stdout
+    assert f"start it with: {site.prefix}/bin/ch04-hub" in done.stdout, done.stdout  # no systemd service here
+    for student in (site.first, site.second):  # step 4, for students whose accounts exist already
+        subprocess.run(["usermod", "-aG", site.group, student], check=True)
     again = subprocess.run(["sh", "tools/hub.sh"], cwd=site.repo, env=env, capture_output=True, text=True, timeout=1200)
     assert again.returncode == 0 and "copying" not in again.stdout + again.stderr, "make hub is not idempotent:\n" + (
         again.stdout + again.stderr
@@ -207,7 +213,7 @@ def hub(site):
     url = f"http://127.0.0.1:{env['HUB_PORT']}"
     try:
         wait_until_answers(process, f"{url}/hub/api/", log, "the hub", 120)
-        yield SimpleNamespace(url=url, log=log, env=env)
+        yield SimpleNamespace(url=url, log=log, env=env, process=psutil.Process(process.pid))
     finally:
         process.send_signal(signal.SIGTERM)  # the hub stops the users' servers and its proxy
         try:
@@ -340,6 +346,16 @@ def servers_of(user: str) -> list[psutil.Process]:
     return found
 
 
+def listening_sockets(process: psutil.Process) -> list[tuple[int, str, str, int]]:
+    """(pid, command, address, port) of each TCP socket `process` listens on; none once it is gone."""
+    try:
+        command = " ".join(process.cmdline()[:2])
+        connections = process.net_connections(kind="inet")
+    except psutil.NoSuchProcess:
+        return []
+    return [(process.pid, command, c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN]
+
+
 def test_a_students_server_runs_as_them_from_the_course_environment_in_a_private_home(site, round_trip):
     """What the round trip's student got from the hub: a server of their own from <prefix>, their
     home made private when it started, and their copy of the chapter notebooks."""
@@ -411,3 +427,34 @@ def test_the_second_student_reads_none_of_it(site, round_trip):
         site, site.second, site.prefix / "venv" / "bin" / "python", "-c", "import ch4check; print(ch4check.__file__)"
     )
     assert kit.returncode == 0 and kit.stdout.startswith(str(site.prefix)), kit.stderr
+
+
+def test_make_hub_lays_out_the_folders_as_readme_says_and_every_socket_is_on_loopback(site, hub, round_trip):
+    """Step 2's list, read back from the disk: who owns each folder and its mode; and every port
+    the hub, its proxy, the users' servers and their kernels listen on is on 127.0.0.1."""
+    instructor = pwd.getpwnam(site.instructor).pw_uid
+    expected = {  # folder: (owner, mode)
+        site.prefix: (0, 0o755),
+        site.exchange: (0, 0o1777),
+        site.exchange / "ch04": (instructor, 0o755),
+        site.state: (0, 0o700),
+        site.repo: (instructor, 0o700),
+    }
+    found = {folder: (folder.stat().st_uid, stat.S_IMODE(folder.stat().st_mode)) for folder in expected}
+    wrong = {str(f): (uid, oct(mode)) for f, (uid, mode) in found.items() if (uid, mode) != expected[f]}
+    assert not wrong, f"(owner uid, mode) not as README says: {wrong}"
+    writable = subprocess.run(
+        ["find", site.prefix, "!", "-type", "l", "-perm", "/go+w"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not writable, f"{len(writable)} paths under {site.prefix} others may write, e.g. {writable[:3]}"
+    course_python = site.prefix / "venv" / "bin" / "python"
+    grader = as_user(site, site.second, course_python, "-c", "import grader")
+    assert "ModuleNotFoundError: No module named 'grader'" in grader.stderr, "the grader is in the course environment"
+    tree = [hub.process, *hub.process.children(recursive=True)]
+    servers = {server.pid for server in servers_of(round_trip.student)}
+    assert servers and servers <= {p.pid for p in tree}, "the round trip's student has no server under the hub"
+    listening = [socket for process in tree for socket in listening_sockets(process)]
+    ports = {port for *_, port in listening}
+    assert {int(hub.env[key]) for key in ("HUB_PORT", "HUB_API_PORT", "HUB_PROXY_API_PORT")} <= ports, listening
+    outside = [socket for socket in listening if socket[2] not in ("127.0.0.1", "::1")]
+    assert not outside, f"listening beyond loopback: {outside}"

@@ -1,11 +1,11 @@
 """Every promise README.md makes to instructors names the test that proves it (CONTRIBUTING.md,
 "Every promise has a test").
 
-A guarantee sentence, exactly as CONTRIBUTING defines it: a sentence of a bullet point in the
-English instructor sections of README.md (from `## For instructors: grading a class` to
-`## For maintainers`), code blocks and tables left out, the Speed bullet left out (it reports
-measurements of `python -m grader.benchmark`); plus each comment in those sections' command
-blocks that states a default. The map in CONTRIBUTING.md gives each of them, by its opening
+A guarantee sentence, exactly as CONTRIBUTING defines it: a sentence of a bullet point (nested
+ones included) in the English instructor sections of README.md (from `## For instructors:
+grading a class` to `## For maintainers`), code blocks and tables left out, the Speed bullet left
+out (it reports measurements of `python -m grader.benchmark`); plus each comment in those
+sections' command blocks that states a default. The map in CONTRIBUTING.md gives each of them, by its opening
 words, the tests that prove it; these tests hold the two together, so a new promise without a
 test, a reworded one, or a test that no longer exists fails the suite.
 """
@@ -31,11 +31,12 @@ def _between(text: str, start: str, end: str) -> str:
 
 
 def bullets(part: str) -> list[str]:
-    """The bullet points of `part`, each joined into one line (code blocks and tables left out)."""
+    """The bullet points of `part`, nested ones included, each joined into one line (code blocks
+    and tables left out)."""
     found, current = [], None
     for line in re.sub(r"```.*?```", "", part, flags=re.S).splitlines():
-        if line.startswith("- "):
-            current = [line[2:].strip()]
+        if bullet := re.match(r" *- ", line):
+            current = [line[bullet.end() :].strip()]
             found.append(current)
         elif current is not None and line.startswith("  ") and not line.strip().startswith("|"):
             current.append(line.strip())
