@@ -11,7 +11,9 @@ refused each time. The student's server and home are as README says, and the ins
 too: their server runs from the checkout and Formgrader there shows the graded class. The folders
 `make hub` made have the owners and modes README lists, and every port the hub's processes listen
 on is on loopback. The round trip is one module fixture, so no test depends on another having run
-first. Users, group, folders and processes are removed afterwards.
+first. Users, group, folders and processes are removed afterwards. Apart from the round trip,
+`make hub` is run where it must refuse (not root, no instructor of its own, no Node.js >= 20): one
+line on stderr, exit 2, nothing set up.
 
 Like tests/test_student_edition.py, the environments are not downloaded again: the course's
 environment and the instructor's .venv are created empty and see this checkout's installed
@@ -458,3 +460,56 @@ def test_make_hub_lays_out_the_folders_as_readme_says_and_every_socket_is_on_loo
     assert {int(hub.env[key]) for key in ("HUB_PORT", "HUB_API_PORT", "HUB_PROXY_API_PORT")} <= ports, listening
     outside = [socket for socket in listening if socket[2] not in ("127.0.0.1", "::1")]
     assert not outside, f"listening beyond loopback: {outside}"
+
+
+# ---------------------------------------------------------------------------------------------
+# What `make hub` refuses: one line on stderr, exit 2, and nothing set up
+
+SYSTEM = "/usr/bin:/bin"  # node and npm are there too
+REFUSALS = {  # case: (owner of the checkout, run as, extra environment, PATH, the line)
+    "run by a user": ("nobody", "nobody", {}, SYSTEM, "run it as root (sudo make hub)"),
+    "the checkout is root's": ("root", "root", {}, SYSTEM, "the instructor needs a Unix account of their own"),
+    "no such instructor": ("root", "root", {"HUB_INSTRUCTOR": "ch4-ghost"}, SYSTEM, "no such user: ch4-ghost"),
+    "someone else's checkout": (
+        "nobody", "root", {"HUB_INSTRUCTOR": "daemon"}, SYSTEM, "belongs to nobody, not to the instructor daemon"
+    ),
+    "no Node.js": ("nobody", "root", {}, "{bin}", "JupyterHub's proxy needs Node.js >= 20 and npm"),
+    "Node.js 18": ("nobody", "root", {}, "{old}:{bin}", "Node.js v18.20.4 is too old for configurable-http-proxy"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_make_hub_refuses_with_one_line_and_sets_up_nothing(case):
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("make hub's refusals must be tested on CI, as root")
+        pytest.skip("MAKE HUB'S REFUSALS WERE NOT TESTED: they run as root (runuser, chown)")
+    owner, user, extra, path, line = REFUSALS[case]
+    base = Path(f"/tmp/ch04-hub-refuses-{secrets.token_hex(3)}")  # every user can enter it
+    try:
+        base.mkdir(mode=0o755)
+        base.chmod(0o755)
+        script = base / "checkout" / "tools" / "hub.sh"  # a checkout of one file: it stops before reading more
+        script.parent.mkdir(parents=True)
+        shutil.copy2(REPO / "tools" / "hub.sh", script)
+        subprocess.run(["chown", "-R", owner, str(base / "checkout")], check=True)
+        (base / "bin").mkdir()
+        for tool in ("uname", "id", "stat", "dirname"):  # what it runs before it looks for Node.js
+            (base / "bin" / tool).symlink_to(shutil.which(tool))
+        (base / "old").mkdir()
+        for tool in ("node", "npm"):  # `node -p ...` prints the major version, `node --version` all of it
+            (base / "old" / tool).write_text('#!/bin/sh\n[ "$1" = -p ] && echo 18 || echo v18.20.4\n')
+            (base / "old" / tool).chmod(0o755)
+        where = {"HUB_PREFIX": base / "opt", "HUB_STATE": base / "state", "HUB_EXCHANGE": base / "exchange"}
+        where["PATH"] = path.format(bin=base / "bin", old=base / "old")
+        env = [f"{key}={value}" for key, value in {**where, **extra}.items()]
+        done = subprocess.run(
+            ["runuser", "-u", user, "--", "/usr/bin/env", "-i", *env, "/bin/sh", str(script)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stdout == "", f"exit {done.returncode}, stdout {done.stdout!r}"
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("hub: ") and line in done.stderr, done.stderr
+        assert sorted(p.name for p in base.iterdir()) == ["bin", "checkout", "old"], "it set something up"
+        assert stat.S_IMODE((base / "checkout").stat().st_mode) == 0o755, "it changed the checkout's mode"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
