@@ -12,8 +12,8 @@ too: their server runs from the checkout and Formgrader there shows the graded c
 `make hub` made have the owners and modes README lists, and every port the hub's processes listen
 on is on loopback. The round trip is one module fixture, so no test depends on another having run
 first. Users, group, folders and processes are removed afterwards. Apart from the round trip,
-`make hub` is run where it must refuse (not root, no instructor of its own, no Node.js >= 20): one
-line on stderr, exit 2, nothing set up.
+`make hub` is run where it must refuse (not root, no instructor of its own, no Node.js >= 20, no
+Python >= 3.12): one line on stderr, exit 2, nothing set up.
 
 Like tests/test_student_edition.py, the environments are not downloaded again: the course's
 environment and the instructor's .venv are created empty and see this checkout's installed
@@ -475,6 +475,9 @@ REFUSALS = {  # case: (owner of the checkout, run as, extra environment, PATH, t
     ),
     "no Node.js": ("nobody", "root", {}, "{bin}", "JupyterHub's proxy needs Node.js >= 20 and npm"),
     "Node.js 18": ("nobody", "root", {}, "{old}:{bin}", "Node.js v18.20.4 is too old for configurable-http-proxy"),
+    "Python 3.11": ("nobody", "root", {"PYTHON": "/usr/bin/python3.11"}, SYSTEM, "is not Python >= 3.12"),
+    "no such Python": ("nobody", "root", {"PYTHON": "/nowhere/python3"}, SYSTEM, "/nowhere/python3 is not Python >= 3"),
+    "no Python found": ("nobody", "root", {}, "{node}:{bin}", "no Python >= 3.12 found"),
 }  # fmt: skip
 
 
@@ -500,8 +503,11 @@ def test_make_hub_refuses_with_one_line_and_sets_up_nothing(case):
         for tool in ("node", "npm"):  # `node -p ...` prints the major version, `node --version` all of it
             (base / "old" / tool).write_text('#!/bin/sh\n[ "$1" = -p ] && echo 18 || echo v18.20.4\n')
             (base / "old" / tool).chmod(0o755)
+        (base / "node").mkdir()  # the real ones, and no Python beside them
+        for tool in ("node", "npm"):
+            (base / "node" / tool).symlink_to(shutil.which(tool))
         where = {"HUB_PREFIX": base / "opt", "HUB_STATE": base / "state", "HUB_EXCHANGE": base / "exchange"}
-        where["PATH"] = path.format(bin=base / "bin", old=base / "old")
+        where["PATH"] = path.format(bin=base / "bin", old=base / "old", node=base / "node")
         env = [f"{key}={value}" for key, value in {**where, **extra}.items()]
         done = subprocess.run(
             ["runuser", "-u", user, "--", "/usr/bin/env", "-i", *env, "/bin/sh", str(script)],
@@ -509,7 +515,7 @@ def test_make_hub_refuses_with_one_line_and_sets_up_nothing(case):
         )  # fmt: skip
         assert done.returncode == 2 and done.stdout == "", f"exit {done.returncode}, stdout {done.stdout!r}"
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("hub: ") and line in done.stderr, done.stderr
-        assert sorted(p.name for p in base.iterdir()) == ["bin", "checkout", "old"], "it set something up"
+        assert sorted(p.name for p in base.iterdir()) == ["bin", "checkout", "node", "old"], "it set something up"
         assert stat.S_IMODE((base / "checkout").stat().st_mode) == 0o755, "it changed the checkout's mode"
     finally:
         shutil.rmtree(base, ignore_errors=True)

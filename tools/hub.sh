@@ -52,11 +52,10 @@ find_python() {
     die "no Python >= 3.12 found: install one (or pass PYTHON=/path/to/python3.12)"
 }
 
-# A Python every user can run. One in a private home (pyenv under /root) is copied into
-# <prefix>/python, without its tests and packages, and told where its library now is.
+# A Python every user can run: $1 itself, or, when it lives in a private home (pyenv under
+# /root), a copy in <prefix>/python, without its tests and packages, told where its library now is.
 python_for_everyone() {
-    python=$(find_python)
-    "$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' || die "$python is not Python >= 3.12 (JAX 0.12 needs it)"
+    python=$1
     if for_everyone "$python" -c pass; then echo "$python"; return; fi
     base=$("$python" -c 'import sys; print(sys.base_prefix)')
     version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
@@ -76,9 +75,11 @@ python_for_everyone() {
     echo "$copy"
 }
 
+python=$(find_python)
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null || die "$python is not Python >= 3.12 (JAX 0.12 needs it)"
 mkdir -p "$PREFIX"
 chmod 755 "$PREFIX"
-python=$(python_for_everyone)
+python=$(python_for_everyone "$python")
 # `tools/hub.sh python`: only that, and say which (the instructor's `make setup PYTHON=...` may need it)
 if [ "${1:-}" = python ]; then echo "$python"; exit 0; fi
 
