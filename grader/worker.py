@@ -98,11 +98,22 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     return api
 
 
-def _failure_reason(log: str) -> str:
-    if "DeadKernelError" in log or "Kernel died" in log or "kernel died" in log:
+def _failure_reason(log: str, error: str = "") -> str:
+    """One line for a notebook nbgrader could not process: what was raised (the last line of the
+    traceback nbgrader logged), not its closing "see the traceback above", which `error` ends with."""
+    if any(died in log + error for died in ("DeadKernelError", "Kernel died", "kernel died")):
         return messages.KERNEL_DIED
-    last = [line for line in log.strip().splitlines() if line.strip()]
-    return messages.nbgrader_failed(last[-1][:200] if last else "")
+    lines = log.splitlines()
+    starts = [i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line]
+    raised = ""
+    for line in lines[starts[-1] + 1 :] if starts else []:
+        if line.startswith("["):  # nbgrader's next log record
+            break
+        line = line.removeprefix("    ")  # how the log indents a record's further lines
+        if line.strip() and not line[0].isspace():  # not a frame: an exception, or a line between two
+            raised = line
+    last = [line for line in (log + "\n" + error).splitlines() if line.strip()]
+    return messages.nbgrader_failed((raised or (last[-1] if last else ""))[:200])
 
 
 def review_autograded(path: Path, cell_timeout: int) -> list[str]:
@@ -235,13 +246,13 @@ def _grade_one(api, root: Path, task: Task) -> Graded:
         del os.environ[SEED_ENV]
     autograded = course.notebook_path(root / "autograded" / student, assignment)
     if not (result["success"] and autograded.exists()):
-        return Graded(Result(False, [_failure_reason(result.get("log", "") + result.get("error", ""))]))
+        return Graded(Result(False, [_failure_reason(result.get("log", ""), result.get("error", ""))]))
     notes += review_autograded(autograded, task.cell_timeout)
     judged_notes, flags = judge_autograded(root, student, assignment, task.seed)
     notes += judged_notes
     pages = api.generate_feedback(assignment, student, force=True)
     if not pages["success"]:
-        notes.append(messages.feedback_failed(_failure_reason(pages.get("log", ""))))
+        notes.append(messages.feedback_failed(_failure_reason(pages.get("log", ""), pages.get("error", ""))))
     with course.gradebook(root) as gb:
         scores = {g.name: float(g.score) for g in gb.find_submission_notebook(assignment, assignment, student).grades}
     feedback_pages = {p.name: p.read_bytes() for p in (root / "feedback" / student / assignment).glob("*.html")}

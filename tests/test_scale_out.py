@@ -262,6 +262,19 @@ def test_a_worker_refuses_a_task_for_another_course_version():
         worker.grade_task(task)
 
 
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own, on its failure path
+def test_a_notebook_nbgrader_cannot_process_is_reported_with_what_was_raised():
+    """Past intake, nbgrader may still fail on a notebook (here bytes that are not JSON, handed to
+    the worker directly). Its reason is what was raised, not nbgrader's closing line, which says
+    only "see the traceback above" (the traceback itself is not kept)."""
+    from grader import messages, staging, worker
+
+    task = worker.Task("s", "safe_norm", b"{not json", "0" * 64, staging.source_digest("safe_norm"), 60, 300)
+    graded = worker.grade_task(task)
+    raised = "nbformat.reader.NotJSONError: Notebook does not appear to be JSON: '{not json'"
+    assert not graded.result.succeeded and graded.result.notes == [messages.nbgrader_failed(raised)], graded.result
+
+
 def fake_task(student: str, digest: str = "digest"):
     from grader import worker
 
