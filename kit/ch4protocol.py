@@ -1,7 +1,7 @@
-"""What the kernel side (ch4check) and the grader agree on, importable without JAX or NumPy:
-the names of the grading seed and of the evidence output, the markers of a test cell, and how
-a test's seed is derived. The grader's own processes (intake, sandbox, feedback, report) import
-this module, not ch4check, so they start quickly; only the verdicts need the full kit."""
+"""What the kernel side (ch4check), the judge (ch4judge) and the grader agree on, importable
+without JAX or NumPy: the name of the output that carries exported programs, the markers of a
+test cell, and how a test's inputs are seeded. The grader's own processes (intake, sandbox,
+feedback, report) import this module, not the kit's JAX half, so they start quickly."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ import ast
 import hashlib
 import hmac
 
-SEED_ENV = "CH4_GRADING_SEED"  # set by the grader for each (student, assignment)
-MIME = "application/vnd.ch4.evidence+json"
-VERDICT_MARKER = "# —— 判定 ——"
+GRADING_ENV = "CH4_GRADING"  # "1" in a graded kernel: test cells export and stop there
+MIME = "application/vnd.ch4.programs+json"  # the output a test cell's exported programs leave in
+VERDICT_MARKER = "# —— 判定 ——"  # above it: the export (kernel); below it: the verdict (judge)
 TEST_MAGIC = "%%ch4test"  # the first line of every test cell
-ANSWER_MAGIC = "%%ch4answer"  # the first line of every cell a student writes, when it runs confined
 
 
 def derive_seed(secret: str, test_id: str) -> int:
-    """The seed of one test's inputs: unknown before grading, the same in kernel and grader."""
+    """The seed of one test's inputs, drawn by the judge: unknown outside it before grading."""
     digest = hmac.new(secret.encode(), test_id.encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "little")
 
@@ -26,6 +25,15 @@ def split_test_cell(source: str) -> str:
     """The body of a ``%%ch4test`` cell (the source itself when the line is missing)."""
     first, _, rest = source.partition("\n")
     return rest if first.strip().startswith(TEST_MAGIC) else source
+
+
+def split_body(body: str) -> tuple[str, str]:
+    """(export part, verdict part) of a test body, cut at the line ``VERDICT_MARKER``."""
+    lines = body.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == VERDICT_MARKER]
+    if len(starts) != 1:
+        raise ValueError(f"a test cell needs exactly one line {VERDICT_MARKER!r}, found {len(starts)}")
+    return "\n".join(lines[: starts[0]]), "\n".join(lines[starts[0] :])
 
 
 def free_names(body: str) -> set[str]:

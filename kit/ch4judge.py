@@ -1,0 +1,396 @@
+"""The judge: exported programs in, verdicts out.
+
+A test cell has two parts (kit/ch4check.py). Above the line ``# —— 判定 ——`` it *exports* the
+student's functions with ``jax.export`` at public shapes: serialized StableHLO programs, no
+values. Below it, the *verdict* draws the inputs (``seed_for``), runs the programs on them and
+asserts. While a student works both parts run in their kernel. While grading, the kernel runs
+only the export part; this module runs the verdicts in a process of its own (``python -m
+ch4judge``, sandboxed by the grader), which alone holds the key the inputs are drawn from.
+
+So the grade is a function of the programs, and this module decides what a program may be:
+
+- ``load`` deserializes it and checks it against an allow-policy before anything runs it:
+  CPU only, one device, no effects, no safety check switched off, and every operation, in the
+  program and in its serialized derivative, taken from ``ALLOWED_OPS`` (StableHLO's pure
+  array operations, control flow and the functions around them) with ``custom_call`` only to
+  ``ALLOWED_CUSTOM_CALLS`` (LAPACK and sharding annotations). A host callback cannot be
+  exported at all, so no program can call back into the student's process.
+- A verdict runs a program like a function (``p(x)``, ``jax.grad(p)``, ``jax.vjp``) and
+  checks what comes out against references computed here. A program that passes is a correct
+  answer, however it was made.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import collections
+import importlib
+import json
+import re
+import sys
+import types
+
+import jax
+import numpy as np
+from ch4protocol import derive_seed, free_names
+
+# ---------------------------------------------------------------------------------------------
+# What a program may hold
+
+_PURE_STABLEHLO = """
+    abs add and atan2 batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert
+    broadcast broadcast_in_dim case cbrt ceil cholesky clamp compare complex composite concatenate
+    constant convert convolution cosine count_leading_zeros divide dot dot_general
+    dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
+    dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
+    get_dimension_size get_tuple_element if imag iota is_finite log log_plus_one logistic map
+    maximum minimum multiply negate not optimization_barrier or pad popcnt power real
+    real_dynamic_slice reduce reduce_precision reduce_window remainder reshape return reverse
+    rng_bit_generator round_nearest_afz round_nearest_even rsqrt scatter select select_and_scatter
+    shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan
+    tanh transpose triangular_solve tuple while xor
+"""
+_PURE_CHLO = """
+    acos acosh asin asinh atan atanh bessel_i1e conj constant constant_like cosh digamma erf
+    erf_inv erfc is_inf is_neg_inf is_pos_inf lgamma next_after polygamma sinh square tan top_k zeta
+"""
+# Pure array operations, control flow, and the functions that hold them. Left out: what talks to
+# the outside (infeed, outfeed, send, recv, tokens), to other devices (collectives, replica and
+# partition ids) or runs foreign code (custom_call, allowed only to the targets below).
+ALLOWED_OPS = frozenset(
+    {f"stablehlo.{name}" for name in _PURE_STABLEHLO.split()}
+    | {f"chlo.{name}" for name in _PURE_CHLO.split()}
+    | {"func.func", "func.return", "func.call", "builtin.module", "sdy.mesh", "stablehlo.custom_call"}
+)
+# custom_call targets CPU JAX emits for linear algebra (LAPACK through XLA's FFI) and sharding
+# annotations (no-ops on one device). Callbacks into Python are not among them.
+ALLOWED_CUSTOM_CALLS = frozenset(
+    {
+        f"lapack_{t}{name}_ffi"
+        for t in "sdcz"
+        for name in ("getrf", "geqrf", "orgqr", "ungqr", "potrf", "syevd", "heevd", "gesdd", "geev", "gees", "gehrd",
+                     "sytrd", "hetrd", "gtsv", "trsm")  # fmt: skip
+    }
+    | {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "ApproxTopK"}
+)
+MAX_PROGRAM_BYTES = 8 * 2**20  # one serialized program (a few thousand operations at most)
+# The tangent mark: trusted test functions pass each tangent they are pushed through
+# `mark_tangent`, a rounding to float32's own precision (it changes nothing), which stays in the
+# program as one `reduce_precision` of this format per traced push. An answer has no reason to
+# write it; a program that fakes it still has to compute the right numbers.
+MARK_FORMAT = (8, 23)
+
+
+class Refused(Exception):
+    """A program outside the allow-policy: it is not run."""
+
+
+def mark_tangent(t):
+    """Used by the tests' own functions inside their JVP rules (see MARK_FORMAT)."""
+    return jax.lax.reduce_precision(t, exponent_bits=MARK_FORMAT[0], mantissa_bits=MARK_FORMAT[1])
+
+
+def _operations(exported) -> list[tuple[str, dict]]:
+    """Every operation of the program's StableHLO module: (name, {attribute: text})."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    found = []
+    with mlir.make_ir_context():
+        module = ir.Module.parse(exported.mlir_module())
+
+        def visit(op):
+            # Only what the policy and the verdicts read: reading every attribute would make the
+            # bindings convert constants of every element type.
+            wanted = {"stablehlo.custom_call": ("call_target_name",),
+                      "stablehlo.reduce_precision": ("exponent_bits", "mantissa_bits")}.get(op.name, ())  # fmt: skip
+            attributes = {name: str(op.attributes[name]) for name in wanted if name in op.attributes}
+            attributes["__operands__"] = [str(o.type) for o in op.operands] if wanted else []
+            found.append((op.name, attributes))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+    return found
+
+
+def _check(exported) -> list[tuple[str, dict]]:
+    if tuple(exported.platforms) != ("cpu",):
+        raise Refused(f"程序是为 {exported.platforms} 导出的，评分只运行 CPU 程序")
+    if exported.nr_devices != 1:
+        raise Refused("程序要用多个设备")
+    if exported.disabled_safety_checks:
+        raise Refused("程序关掉了导出时的安全检查")
+    if exported.ordered_effects or exported.unordered_effects:
+        raise Refused("程序有副作用（effects）")
+    operations = _operations(exported)
+    for name, attributes in operations:
+        if name not in ALLOWED_OPS:
+            raise Refused(f"程序里有评分程序不运行的操作 {name}")
+        if name == "stablehlo.custom_call":
+            target = attributes.get("call_target_name", "").strip('"')
+            if target not in ALLOWED_CUSTOM_CALLS:
+                raise Refused(f"程序调用了不允许的外部函数 {target[:80]!r}")
+    return operations
+
+
+class Program:
+    """One exported function, checked. Call it like the function (``p(x)``); ``jax.grad``,
+    ``jax.vjp`` work on it when it was exported with its derivative (``vjp=True``)."""
+
+    def __init__(self, exported) -> None:
+        self.exported = exported
+        self.operations = _check(exported)
+        level = exported
+        while level.has_vjp():  # the serialized derivatives run too: the same policy
+            level = level.vjp()
+            _check(level)
+        self._jitted = jax.jit(exported.call)
+
+    def __call__(self, *args):
+        return self._jitted(*args)
+
+    @property
+    def in_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(a.shape) for a in self.exported.in_avals]
+
+    @property
+    def out_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(a.shape) for a in self.exported.out_avals]
+
+    def marks(self) -> list[int]:
+        """The element count of every tangent mark in the program (`mark_tangent`), in order."""
+        fmt = {"exponent_bits": f"{MARK_FORMAT[0]} : i32", "mantissa_bits": f"{MARK_FORMAT[1]} : i32"}
+        counts = []
+        for name, attributes in self.operations:
+            if name == "stablehlo.reduce_precision" and all(attributes.get(k) == v for k, v in fmt.items()):
+                dims = attributes["__operands__"][0].removeprefix("tensor<").split("x")[:-1]
+                counts.append(int(np.prod([int(d) for d in dims])))
+        return counts
+
+
+def load(data: bytes) -> Program:
+    """A serialized program, deserialized and checked (raises Refused)."""
+    if not isinstance(data, bytes) or len(data) > MAX_PROGRAM_BYTES:
+        raise Refused("程序不是字节串，或者过大")
+    from jax import export
+
+    try:
+        exported = export.deserialize(bytearray(data))
+    except Exception as err:  # noqa: BLE001 - whatever arrived, it is not a program
+        raise Refused(f"程序无法反序列化（{type(err).__name__}）") from None
+    return Program(exported)
+
+
+# ---------------------------------------------------------------------------------------------
+# What a verdict reads
+
+
+def error_text(err: BaseException) -> str:
+    """How a failed export is reported: its class and the first line of its message."""
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0][:300] if text else ''}"
+
+
+NO_PROGRAM = "没有收到这个测试要的程序：测试单元格没有运行到导出这一步（前面的单元格出错或超时了吗？）。"
+EXPORT_HINT = "函数要能用 jax.jit 追踪：不要把数组转成 Python 数，也不要在函数里用回调（jax.debug.print、pure_callback）。"
+
+
+class Programs:
+    """A test's programs by name, as the verdict reads them: ``programs["sin2_save"]`` is a
+    Program, or fails the test with the reason it is missing (the export's error, or a refusal)."""
+
+    def __init__(self, loaded: dict[str, Program | str] | None) -> None:
+        self._loaded = loaded
+
+    def __getitem__(self, name: str) -> Program:
+        if self._loaded is None:
+            raise AssertionError(NO_PROGRAM)
+        if name not in self._loaded:
+            raise AssertionError(f"没有收到 {name} 的程序。")
+        found = self._loaded[name]
+        undefined = re.match(r"NameError: name '(\w+)' is not defined", found) if isinstance(found, str) else None
+        if undefined:
+            raise AssertionError(missing_name(undefined.group(1)))
+        if isinstance(found, str):
+            raise AssertionError(f"导出 {name} 时出错（{found}）：{EXPORT_HINT}")
+        return found
+
+    def reason(self, name: str) -> str:
+        """Why `name` is missing (the export's error), or "" when it is here."""
+        found = (self._loaded or {}).get(name)
+        return found if isinstance(found, str) else ("" if name in self else NO_PROGRAM)
+
+    def __contains__(self, name: str) -> bool:
+        return self._loaded is not None and isinstance(self._loaded.get(name), Program)
+
+
+def load_all(payload: dict) -> tuple[dict[str, Program | str], list[str]]:
+    """A test's payload ``{name: {"program": base64} | {"error": text}}`` as (loaded, refusals):
+    a refused program is missing from `loaded` and its reason is in `refusals`."""
+    loaded, refusals = {}, []
+    for name, item in payload.items():
+        if isinstance(item, dict) and isinstance(item.get("error"), str):
+            loaded[str(name)] = item["error"][:400]
+            continue
+        try:
+            if not (isinstance(item, dict) and isinstance(item.get("program"), str)):
+                raise Refused("格式不对")
+            loaded[str(name)] = load(base64.b64decode(item["program"], validate=True))
+        except Exception as err:  # noqa: BLE001 - a refusal, whatever the bytes did
+            refusals.append(f"{name}：{err}"[:300])
+    return loaded, refusals
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages of verdicts. They raise AssertionError themselves: a plain `assert` in this module
+# would vanish under `python -O` (test bodies are compiled with optimize=0, this module is not).
+
+
+def _join(before: str, after: str) -> str:
+    """Course text puts a space between Latin text and Chinese: "调用 f_penta 出错"."""
+    return f"{before} {after}" if before and before[-1].isascii() and not before[-1].isspace() else before + after
+
+
+def _ending(hint: str) -> str:
+    return f"：{hint}" if hint else "。"
+
+
+def missing_name(*names: str) -> str:
+    """The message for names a test needs that the answer cell does not define."""
+    return f"没有找到 {'、'.join(names)}：请在作答区定义{'它' if len(names) == 1 else '它们'}，并先运行作答区。"
+
+
+def attempt(compute, doing: str, hint: str = ""):
+    """``compute()``, or fail with "<doing>出错（<error>）：<hint>" if running a program raised."""
+    try:
+        return compute()
+    except AssertionError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a program that fails here fails its test
+        raise AssertionError(_join(doing, f"出错（{error_text(err)}）") + _ending(hint)) from None
+
+
+def check_close(
+    got, want, what: str, *, rtol=1e-05, atol=1e-08, hint: str = "", finite: bool | str = False, reveal: bool = True
+) -> None:
+    """Fail unless ``got`` has the shape of ``want`` and ``np.allclose(got, want, rtol, atol)``
+    (NumPy's default tolerances). With ``finite`` (True or a hint), a nan/inf fails first with its
+    own message. Every message starts with ``what`` (the case) and shows ``got`` when it is short
+    and ``reveal`` (hidden tests do not show it: it would tell their inputs)."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        raise AssertionError(_join(what, f"的形状是 {got.shape}，应为 {want.shape}。"))
+    shown = f"（得到 {got}）" if got.size <= 20 and reveal else ""
+    if finite and not np.all(np.isfinite(got)):
+        raise AssertionError(_join(what, f"出现了 nan/inf{shown}") + _ending(finite if isinstance(finite, str) else ""))
+    if not np.allclose(got, want, rtol=rtol, atol=atol):
+        raise AssertionError(_join(what, f"不对{shown}") + _ending(hint))
+
+
+def saved_elements(fwd: Program, *args) -> tuple[int, list]:
+    """(element count, leaves) of the residuals a custom rule's exported ``fwd`` saves on `args`:
+    everything it returns after the primal output."""
+    out = fwd(*args)
+    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out[1])]
+    return sum(leaf.size for leaf in leaves), leaves
+
+
+# What a test body may name besides the interface: local name -> "module" or "module:attribute".
+TRUSTED = types.MappingProxyType(
+    {
+        "jax": "jax",
+        "jnp": "jax.numpy",
+        "lax": "jax.lax",
+        "np": "numpy",
+        "optax": "optax",
+        "partial": "functools:partial",
+        "check_grads": "jax.test_util:check_grads",
+        "solve_ivp": "scipy.integrate:solve_ivp",
+    }
+)
+VERDICT_HELPERS = types.MappingProxyType(
+    {f.__name__: f for f in (missing_name, attempt, check_close, saved_elements, mark_tangent)}
+)
+
+
+def _trusted(spec: str):
+    module, _, attribute = spec.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
+
+
+def namespace(body: str, names: dict) -> dict:
+    """The globals of one test body: real builtins, the trusted imports and helpers it names,
+    then `names` (the kit's `export`/`programs`/`seed_for`, and in a kernel the interface)."""
+    used = free_names(body)
+    space = {"__builtins__": builtins, "__name__": "__ch4test__"}
+    space.update({name: _trusted(spec) for name, spec in TRUSTED.items() if name in used})
+    space.update({name: helper for name, helper in VERDICT_HELPERS.items() if name in used})
+    space.update(names)
+    # The judge runs the export part too, without the student's names: its thunks are never
+    # called there, but a comprehension may name a function while it builds them.
+    space.update({name: None for name in used if name not in space and not hasattr(builtins, name)})
+    return space
+
+
+def run_body(body: str, space: dict, filename: str) -> None:
+    # optimize=0: asserts are the verdicts, and `python -O` must not strip them
+    exec(compile(body, filename, "exec", optimize=0), space)
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge process (grading): `python -m ch4judge` reads one job on stdin, prints one JSON
+# line per test as it is judged (a test that hangs does not take the finished ones with it).
+
+
+def judge(job: dict, out=sys.stdout) -> None:
+    """`job`: {"secret", "tests": [{"id", "points", "body", "hidden"}], "programs": {test: payload}}.
+    Only the export parts ran in the student's kernel; here each whole test body runs again, where
+    `programs(...)` returns what that kernel exported and `seed_for` draws the secret inputs."""
+    secret = job["secret"]
+    received = job.get("programs", {})
+    for test in job["tests"]:
+        loaded, refusals = load_all(received[test["id"]]) if test["id"] in received else (None, [])
+        check = check_close if not test["hidden"] else _hidden_check_close
+
+        def programs(test_id, exports, _loaded=loaded, _test=test["id"]):
+            if test_id != _test:
+                raise RuntimeError(f"course bug: cell {_test} exports as {test_id}")
+            return Programs(_loaded)
+
+        space = namespace(
+            test["body"],
+            {
+                **dict.fromkeys(("export", "export_fwd", "export_bwd", "f32", "i32"), _not_here),
+                "programs": programs,
+                "seed_for": lambda t: derive_seed(secret, t),
+                "check_close": check,
+            },
+        )
+        message = None
+        try:
+            run_body(test["body"], space, f"<{test['id']}>")
+        except AssertionError as err:
+            message = str(err).strip() or "断言失败"
+        except Exception as err:  # noqa: BLE001 - a verdict that cannot finish scores 0
+            message = f"评分程序判定时出错（{error_text(err)}）"
+        line = {"test": test["id"], "passed": message is None, "message": message, "refused": refusals}
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.flush()
+
+
+def _hidden_check_close(*args, **kwargs):
+    return check_close(*args, **{**kwargs, "reveal": False})
+
+
+def _not_here(*args, **kwargs):
+    return None  # the judge never exports: `programs` returns what the kernel exported
+
+
+def main() -> None:
+    judge(json.load(sys.stdin))
+
+
+if __name__ == "__main__":
+    main()
