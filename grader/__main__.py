@@ -198,13 +198,6 @@ def main(argv=None) -> int:
         default=course.CELL_TIMEOUT,
         help="seconds one cell may run before it is interrupted",
     )
-    grading.add_argument(
-        "--no-code-scan",
-        dest="scan_code",
-        action="store_false",
-        help="run student code as it is: no early scan and no answer guard (verdicts and sandbox still apply); "
-        "for code you trust, such as the course's own robustness tests",
-    )
     grading.set_defaults(func=cmd_grade)
 
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
@@ -214,7 +207,6 @@ def main(argv=None) -> int:
         func=cmd_demo,
         ceiling=course.CEILING_SECONDS,
         cell_timeout=course.CELL_TIMEOUT,
-        scan_code=True,
         scheduler=None,
         db=None,
         tls=None,

@@ -139,56 +139,44 @@ class QuickScore(NamedTuple):
     points: float
     max_points: float
     failed: list[str]  # "test_id: the first line of its message", for each failed test
-    flags: list[str]  # what the pipeline would flag: "rules" (not run) or "tampering"
-    notes: list[str]  # the broken rules, or the forged evidence
+    flags: list[str]  # what the pipeline would flag: "tampering" (programs refused or misplaced)
+    notes: list[str]  # the anomalies and refusals
 
 
 def quick_score(assignment: str, answer: str | None, secret: str | None = None) -> QuickScore:
-    """Score an answer the way the grader does, without nbgrader: the kernel-plus-verdict path
+    """Score an answer the way the grader does, without nbgrader: the kernel-plus-judge path
     (`grader try`, and the self-proof of every catalogue entry). Its kernel runs in a graded
-    kernel's sandbox where that works (forked from a pre-imported server as root: 1.6–2.0 s
-    an answer instead of 3.1–4.2 for residuals and softplus), else as a plain kernel.
-
-    Like the pipeline: an answer that breaks an answering rule is not run (0, flag "rules");
-    otherwise the kernel version of the source notebook (hidden tests included, verdicts cut)
-    runs with this answer, and the verdicts judge its evidence here with inputs from `secret`
-    (fresh when None; the pipeline's seed of a student gives that student's exact inputs);
-    forged evidence scores 0 (flag "tampering").
-    """
+    kernel's sandbox where that works (forked from a pre-imported server as root), else as a
+    plain kernel: the kernel version of the source notebook (hidden tests included, verdicts
+    cut) runs with this answer and exports, and the judge runs every verdict on the programs
+    with inputs from `secret` (fresh when None; the pipeline's seed of a student gives that
+    student's exact inputs)."""
     import secrets
 
-    import ch4rules
-
-    from grader import intake, sandbox, verdict
+    from grader import sandbox, verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    total = float(sum(c.metadata["nbgrader"]["points"] for c in source.cells if verdict.is_test(c)))
-    problems = ch4rules.problems(answer, preamble=intake.setup_source(source)) if answer is not None else []
-    if problems:
-        return QuickScore(0.0, total, [], ["rules"], problems)
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
-    intake.confine_student_cells(nb, source)
     secret = secret or secrets.token_hex(16)
-    run_in_kernel(nb, assignment, secret, sandboxed=sandbox.probe() is None)
-    evidence, anomalies = verdict.read_evidence(nb)
-    results = verdict.judge(assignment, evidence, secret)
+    run_in_kernel(nb, assignment, sandboxed=sandbox.probe() is None)
+    programs, anomalies = verdict.read_programs(nb)
+    results, refused = verdict.judge(assignment, programs, secret)
+    total = float(sum(r.max_points for r in results))
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
-    if anomalies:
-        return QuickScore(0.0, total, failed, ["tampering"], anomalies)
-    return QuickScore(float(sum(r.points for r in results)), total, failed, [], [])
+    flags = ["tampering"] if anomalies or refused else []
+    return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused)
 
 
-def run_in_kernel(nb, assignment: str, secret: str, sandboxed: bool = False) -> None:
-    """Execute `nb` in place in a fresh kernel whose test inputs come from `secret`, headless,
+def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:
+    """Execute `nb` in place in a fresh grading kernel (test cells export and stop), headless,
     errors kept as outputs: the quick path's kernel (`sandboxed`: a graded kernel's sandbox, so
-    forked as root, where it works) and the compile counter's (a plain kernel that can import
-    the grader)."""
-    from ch4protocol import SEED_ENV
+    forked as root, where it works) and the compile counter's (a plain kernel)."""
+    from ch4protocol import GRADING_ENV
     from nbclient import NotebookClient
 
     from grader import nbtools, sandbox
 
-    os.environ.update(nbtools.HEADLESS_ENV, **{SEED_ENV: secret})  # the kernel inherits this environment
+    os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1"})  # the kernel inherits this environment
     manager = {"kernel_manager_class": sandbox.SandboxKernelManager} if sandboxed else {}
     try:
         NotebookClient(
@@ -201,4 +189,4 @@ def run_in_kernel(nb, assignment: str, secret: str, sandboxed: bool = False) -> 
             **manager,
         ).execute()
     finally:
-        del os.environ[SEED_ENV]
+        del os.environ[GRADING_ENV]

@@ -27,7 +27,6 @@ from pathlib import Path
 import bleach
 import jinja2
 import jinja2.bccache
-from ch4protocol import ANSWER_MAGIC
 from ch4protocol import MIME as EVIDENCE_MIME
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
@@ -230,8 +229,6 @@ class SanitizeFeedback(SanitizeHTML):
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "markdown":
             return cell, resources  # sanitised once rendered: FeedbackExporter.markdown2html
-        if cell.source.startswith(ANSWER_MAGIC + "\n"):  # the grader's mark, not the student's text
-            cell.source = cell.source[len(ANSWER_MAGIC) + 1 :]
         meta = cell.get("metadata", {}).get("nbgrader")
         if isinstance(meta, dict) and "grade_id" in meta:
             # nbgrader's template writes grade ids into HTML attributes unescaped.

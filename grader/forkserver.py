@@ -211,7 +211,7 @@ class ForkServer:
     def _start() -> subprocess.Popen:
         from grader import sandbox
 
-        env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.SEED_ENV}
+        env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.GRADING_ENV}
         env["OPENBLAS_NUM_THREADS"] = "1"  # no threads in the server: fork() copies only the caller
         process = subprocess.Popen(
             [sys.executable, "-c", "from grader.forkserver import serve; serve()"],

@@ -120,7 +120,6 @@ def grade(
     ceiling: float = CEILING_SECONDS,
     cell_timeout: int = course.CELL_TIMEOUT,
     echo=print,
-    scan_code: bool = True,
     scheduler: str | None = None,
     db: str | None = None,
     tls: Path | None = None,
@@ -128,8 +127,7 @@ def grade(
     """Grade every submission in `submitted` into `out`, on a local Dask cluster of `jobs`
     processes or on the cluster at `scheduler` (with the client certificate in `tls`, default
     build/tls), into the SQLite gradebook under `out` or the database at `db`.
-    `scan_code=False` runs student code as it is, with neither the early scan nor the answer guard
-    (tests use it to prove that the verdicts and the sandbox hold by themselves)."""
+"""
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")
@@ -160,7 +158,7 @@ def grade(
         prepare_course(root, url)
         nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
         make_grading_secret(root)
-        outcomes, tasks = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code, url)
+        outcomes, tasks = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url)
         echo(f"  {len(known) - len(tasks)} unchanged or unreadable, {len(tasks)} to autograde")
         count = [0]
         points = {a: test_points(a) for a in {t.assignment for t in tasks}}
@@ -223,14 +221,14 @@ def _redacted(url: str) -> str:
     return sqlalchemy.make_url(url).render_as_string(hide_password=True)
 
 
-def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code, url):
+def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url):
     """Outcomes of every submission (cached, unreadable or to grade) and the tasks to send."""
     cache = _read_journal(root)
     releases = {  # what students were given
         a: nbformat.read(course.notebook_path(course.EXERCISES, a), as_version=4) for a in {a for _, a in known}
     }
     sources = {a: staging.source_digest(a) for a in releases}
-    settings = f"/{ceiling}/{cell_timeout}/{sandboxed}/{scan_code}/{_redacted(url)}"
+    settings = f"/{ceiling}/{cell_timeout}/{sandboxed}/judge/{_redacted(url)}"
     outcomes: dict[tuple[str, str], Outcome] = {}
     tasks = []
     for student, assignment in known:
@@ -241,7 +239,7 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code,
             outcomes[(student, assignment)] = Outcome(**previous)
             continue
         outcome = Outcome(student, assignment, digest=digest)
-        nb, outcome.notes, outcome.flags = intake.receive(folder, assignment, releases[assignment], scan_code)
+        nb, outcome.notes, outcome.flags = intake.receive(folder, assignment, releases[assignment])
         outcome.flags += [] if sandboxed else ["unsandboxed"]
         outcomes[(student, assignment)] = outcome
         target = course.notebook_path(root / "submitted" / student, assignment)
@@ -252,11 +250,7 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, scan_code,
             tasks.append(
                 worker.Task(student, assignment, target.read_bytes(), seed, sources[assignment], cell_timeout, ceiling)
             )
-        else:  # unreadable or not run: 0 with the reason, stored now
-            if "rules" in outcome.flags:  # readable: kept for the person who reviews it
-                kept = intake.read_submission(folder, assignment, releases[assignment])[0]
-                if kept is not None:
-                    _write_for_grading(kept, target, outcome)
+        else:  # unreadable: 0 with the reason, stored now
             _store(root, None, outcome)
             _journal(root, outcome)
     return outcomes, tasks
@@ -493,7 +487,6 @@ def main(args) -> int:
             args.jobs,
             args.ceiling,
             args.cell_timeout,
-            scan_code=args.scan_code,
             scheduler=args.scheduler,
             db=args.db,
             tls=args.tls,

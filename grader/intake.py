@@ -2,10 +2,9 @@
 
 `receive` never raises. A folder that holds nothing gradable (no notebook, an empty file,
 invalid JSON, a symbolic link) gets a reason and a 0; a notebook gets its metadata checked,
-copies of course cells dropped, deleted locked cells put back as released, and what the student
-changed noted (never held against them). An answer that breaks an answering rule
-(kit/ch4rules.py) is not run at all: flag `rules`, one note per problem. Every other cell the
-student wrote is marked `%%ch4answer`, so that it runs confined (kit/ch4guard.py).
+copies of course cells dropped, deleted locked cells put back and the course cells put back in
+their released order, and what the student changed noted (never held against them). The
+student's own cells run as written: nothing the kernel does decides a score (grader/README.md).
 """
 
 from __future__ import annotations
@@ -17,29 +16,20 @@ import json
 import warnings
 from pathlib import Path
 
-import ch4rules
 import nbformat
-from ch4protocol import ANSWER_MAGIC, TEST_MAGIC
+from ch4protocol import TEST_MAGIC
 from nbformat.corpus.words import generate_corpus_id
 
 from grader import messages
 
 
-def receive(folder: Path, assignment: str, release, scan_code: bool) -> tuple[object | None, list[str], list[str]]:
+def receive(folder: Path, assignment: str, release) -> tuple[object | None, list[str], list[str]]:
     """(notebook to grade or None, notes, flags) for one submission. Never raises: whatever a
-    submission holds, the worst it gets is a 0 with the reason, and the class goes on.
-    `scan_code=False` runs the student's cells as they are, with neither the scan nor the guard
-    (the course's own robustness tests, and the proof that the verdicts and the sandbox hold
-    by themselves)."""
+    submission holds, the worst it gets is a 0 with the reason, and the class goes on."""
     try:
         nb, notes = read_submission(folder, assignment, release)
-        found = student_code_problems(nb, release) if nb is not None and scan_code else []
     except Exception as err:  # noqa: BLE001 - one odd file must not stop the class
         return None, [messages.grader_failed("读取", err)], []
-    if found:  # not run: nothing of it reaches a kernel
-        return None, notes + [messages.RULES_BROKEN, *found], ["rules"]  # one feedback line per problem
-    if nb is not None and scan_code:
-        confine_student_cells(nb, release)
     return nb, notes, []
 
 
@@ -165,6 +155,26 @@ def restore_locked_cells(nb, release) -> None:
             cursor = len(nb.cells)  # the answer lost its marking: whatever follows goes after it
 
 
+def restore_release_order(nb, release) -> list[str]:
+    """Put the course's cells back in their released order; each cell the student added stays
+    right after the course cell it followed. So a test cell runs where it was released, after
+    the answer and before the tests that come after it."""
+    order = {gid: i for i, gid in enumerate(_grade_ids(release))}
+    groups, anchor = {-1: []}, -1
+    for cell in nb.cells:
+        gid = (_nbgrader_meta(cell) or {}).get("grade_id")
+        if gid in order:
+            anchor = order[gid]
+            groups[anchor] = [cell]  # grade ids are unique by now (drop_malformed_metadata)
+        else:
+            groups[anchor].append(cell)
+    ordered = [cell for key in sorted(groups) for cell in groups[key]]
+    if [id(c) for c in ordered] == [id(c) for c in nb.cells]:
+        return []
+    nb.cells = ordered
+    return [messages.cells_reordered()]
+
+
 def read_submission(folder: Path, assignment: str, release) -> tuple[object | None, list[str]]:
     """(notebook, notes), or (None, notes) when nothing gradable was handed in."""
     expected = f"{assignment}.ipynb"
@@ -199,39 +209,8 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     notes += drop_unmarked_course_cells(nb, release)
     notes += compare_with_release(nb, release)
     restore_locked_cells(nb, release)
+    notes += restore_release_order(nb, release)
     return nb, notes
-
-
-def _student_code_cells(nb, release) -> list:
-    """The code cells the student wrote: every code cell except the locked ones, which nbgrader
-    puts back as released before anything runs."""
-    restored = {gid for gid, cell in _grade_ids(release).items() if cell["meta"].get("locked")}
-    return [
-        cell
-        for cell in nb.cells
-        if cell.get("cell_type") == "code" and (_nbgrader_meta(cell) or {}).get("grade_id") not in restored
-    ]
-
-
-def setup_source(release) -> str:
-    """The locked setup cell: its imports are the names an answer starts with (np, jnp, ...)."""
-    return _grade_ids(release).get("setup", {}).get("source", "")
-
-
-def student_code_problems(nb, release) -> list[str]:
-    """The answering rules broken in the code cells the student wrote."""
-    found = []
-    for cell in _student_code_cells(nb, release):
-        found += ch4rules.problems(cell.source, preamble=setup_source(release))
-    return found
-
-
-def confine_student_cells(nb, release) -> None:
-    """Mark every cell the student wrote `%%ch4answer`: the kit runs it confined by the guard
-    (kit/ch4guard.py), whatever it holds. A cell placed before the setup cell finds no such
-    magic and runs nothing."""
-    for cell in _student_code_cells(nb, release):
-        cell.source = f"{ANSWER_MAGIC}\n{cell.source}"
 
 
 def folder_digest(folder: Path) -> str:

@@ -14,10 +14,6 @@ def grader_failed(action: str, err: BaseException) -> str:
 
 
 # —— intake: before any kernel runs ——
-RULES_BROKEN = (
-    "作答区没有遵守作答规则，因此没有运行，本题记 0 分。修改后可以重新提交"
-    "（在 JupyterLab 里运行作答区时会看到同样的提示）。问题如下（每条一处）："
-)
 
 
 def folder_is_link(name: str) -> str:
@@ -69,6 +65,10 @@ def cells_added(count: int) -> str:
     return f"新增了 {count} 个单元格：它们会照常运行，但不计分"
 
 
+def cells_reordered() -> str:
+    return "课程单元格的顺序被改动过，评分时已恢复为发布时的顺序（你加的单元格跟在它前面的课程单元格后面）"
+
+
 def unmarked_tests_dropped(count: int) -> str:
     return f"{count} 个没有评分标记的测试单元格（%%ch4test）不计分，评分时没有运行"
 
@@ -103,22 +103,21 @@ def feedback_failed(reason: str) -> str:
     return f"未能生成 HTML 反馈：{reason}"
 
 
-# —— verdicts: judged in the grader on the kernel's evidence ——
-NO_EVIDENCE = "没有收到这个测试的证据：前面的单元格出错、超时或内核中断时，测试没能运行到收集证据这一步。"
+# —— verdicts: judged outside the kernel, on the programs it exported ——
 ASSERTION_FAILED = "断言失败"
 
 
-def tampering(anomalies: list[str]) -> str:
-    return "检测到篡改评分的迹象（伪造或被改动的评分证据），本作业记 0 分：" + "；".join(anomalies)
+def anomalies_found(anomalies: list[str]) -> str:
+    """Outputs only code writing its own could leave: a person looks; no test gained anything by it."""
+    return "提交的 notebook 里有评分程序没有采用的程序输出（只会让相应测试拿不到分，不会加分）：" + "；".join(anomalies) + f"。如有疑问{CONTACT}"
 
 
-def refused_while_running(refused: list[str]) -> str:
-    """What the guard refused while the answer ran (it had no effect; the score is as earned)."""
+def programs_refused(refused: list[str]) -> str:
     shown = "；".join(refused[:5]) + ("；……" if len(refused) > 5 else "")
-    return f"作答代码运行时有 {len(refused)} 处访问被拒绝，没有生效（分数按测试结果计算）：{shown}"
+    return f"评分程序没有运行 {len(refused)} 个导出的程序（不在允许的操作范围内），相应测试不得分：{shown}"
 
 
-HIDDEN_OUTPUT_DROPPED = "（隐藏测试运行期间作答代码的输出不在反馈中显示：它可能带有隐藏测试的输入。）"
+HIDDEN_OUTPUT_DROPPED = "（隐藏测试运行期间作答代码的输出不在反馈中显示。）"
 
 
 def verdict_line(passed: bool, points: float, max_points: float, message: str) -> str:
@@ -131,33 +130,20 @@ def tests_failed(tests: list[str]) -> str:
     return f"未通过的测试：{', '.join(tests)}（原因写在各测试单元格下方）"
 
 
-def judging_failed(err: BaseException) -> str:
-    text = str(err).strip()
-    return f"判定时出错（{type(err).__name__}: {text.splitlines()[0][:200] if text else ''}）：证据的形状或类型不对"
+def judge_timed_out(seconds: float) -> str:
+    return f"导出的程序在评分时运行超过 {seconds:g} 秒，没有判定（检查是否有不会结束的循环）"
 
 
-def evidence_outside_tests(count: int) -> str:
-    return f"测试单元格以外的单元格输出了 {count} 份评分证据"
+def programs_outside_tests(count: int) -> str:
+    return f"测试单元格以外的单元格输出了 {count} 份导出的程序"
 
 
-def evidence_repeated(test: str, count: int) -> str:
-    return f"测试 {test} 输出了 {count} 份评分证据（只应有一份）"
+def programs_repeated(test: str, count: int) -> str:
+    return f"测试 {test} 输出了 {count} 份导出的程序（只应有一份），都没有采用"
 
 
-def evidence_mislabelled(test: str) -> str:
-    return f"测试 {test} 的评分证据标着别的测试名"
-
-
-def evidence_without_check(test: str) -> str:
-    return f"测试 {test} 的评分证据格式不对（缺少运行时检查）"
-
-
-def functions_changed(test: str, names: list[str]) -> str:
-    return f"测试 {test} 运行时，这些函数或钩子已被改动：{', '.join(names[:8])}"
-
-
-def evidence_malformed(test: str, err: Exception) -> str:
-    return f"测试 {test} 的评分证据格式不对（{err}）"
+def programs_malformed(test: str) -> str:
+    return f"测试 {test} 的导出输出格式不对或过大，没有采用"
 
 
 # —— the report ——

@@ -1,34 +1,33 @@
-"""The trusted half of every test: verdicts from solutions/, run here on a kernel's evidence.
+"""The trusted half of every test: verdicts from solutions/, run by the judge on exported programs.
 
-A graded kernel runs each test cell without its verdict (`kernel_notebook`); `collect` in the
-kernel sends the evidence out as a cell output (`read_evidence`). `judge` then runs the full test
-cells of the *source* notebook in this process, with the same per-student seed, where `collect`
-returns the kernel's evidence instead of calling anything. Whatever the student's code did to
-its kernel, a test passes only if the numbers it produced pass an assert that ran here.
+A graded kernel runs each test cell without its verdict (`kernel_notebook`): the cell exports the
+student's functions with `jax.export` and the programs leave as a cell output (`read_programs`).
+`judge` then hands the programs, the source test cells and the student's key to the judge
+(`python -m ch4judge`, kit/ch4judge.py) in a sandbox of its own: no network, no files, its own
+memory cap. It checks every program against its allow-policy, draws the inputs from the key and
+runs each verdict. The key and the inputs never exist where the student's code runs.
 """
 
 from __future__ import annotations
 
-import builtins
+import base64
 import copy
 import functools
+import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import nbformat
-from ch4check import (
-    MIME,
-    VERDICT_MARKER,
-    check_close,
-    decode,
-    derive_seed,
-    run_test_body,
-    split_test_cell,
-    test_namespace,
-)
+from ch4protocol import MIME, VERDICT_MARKER, split_test_cell
 
 from grader import course, messages
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+MAX_PAYLOAD_CHARS = 64 * 2**20  # all programs of one submission, base64: far above what the tests export
+JUDGE_MEMORY = 4096 * 2**20
+JUDGE_ROUNDS = 3  # a verdict that hangs is skipped and the judge restarted on the rest, this often at most
 
 
 def _meta(cell) -> dict:
@@ -40,13 +39,18 @@ def is_test(cell) -> bool:
     return cell.cell_type == "code" and bool(_meta(cell).get("grade"))
 
 
+@functools.cache
+def _source(assignment: str):
+    return nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+
+
 def hidden_tests(assignment: str) -> set[str]:
     """The grade ids of the tests a student never sees (a hidden block in the source)."""
     return {_meta(c)["grade_id"] for c in _source(assignment).cells if is_test(c) and HIDDEN_BEGIN in c.source}
 
 
 def kernel_source(source: str) -> str:
-    """A test cell as a graded kernel runs it: inputs and evidence, the verdict cut out."""
+    """A test cell as a graded kernel runs it: the export part, the verdict cut out."""
     lines = source.splitlines()
     starts = [i for i, line in enumerate(lines) if line.strip() == VERDICT_MARKER]
     if len(starts) != 1:
@@ -64,26 +68,30 @@ def kernel_notebook(nb):
     return nb
 
 
-def refused_accesses(nb) -> list[str]:
-    """What the guard refused while the answer ran, as the last evidence output reports it
-    (the kit keeps the list; an answer cannot reach it). Only well-formed lists of short texts."""
-    reports = [
-        out["data"][MIME].get("refused")
-        for cell in nb.cells
-        if is_test(cell)
-        for out in cell.get("outputs", [])
-        if MIME in out.get("data", {}) and isinstance(out["data"][MIME], dict)
-    ]
-    for report in reversed(reports):
-        if isinstance(report, list) and all(isinstance(r, str) for r in report):
-            return [r[:300] for r in report[:50]]
-    return []
+def _well_formed(payload) -> bool:
+    """{"test": str, "programs": {name: {"program": base64 text} | {"error": text}}}."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("programs"), dict)):
+        return False
+    for name, item in payload["programs"].items():
+        if not (isinstance(name, str) and isinstance(item, dict) and len(item) == 1):
+            return False
+        (kind, value), = item.items()
+        if kind not in ("program", "error") or not isinstance(value, str):
+            return False
+        if kind == "program":
+            try:
+                base64.b64decode(value, validate=True)
+            except ValueError:
+                return False
+    return True
 
 
-def read_evidence(nb) -> tuple[dict[str, dict], list[str]]:
-    """(evidence by test id, anomalies). Only a test cell's own outputs count, exactly one
-    evidence output per test; anything else can only come from code that forges evidence."""
-    found, anomalies = {}, []
+def read_programs(nb) -> tuple[dict[str, dict], list[str]]:
+    """(programs by test id, anomalies). Only a test cell's own outputs count, exactly one payload
+    per test, labelled with that test. Whatever else an answer leaves in the notebook is not read;
+    a payload that could only come from code writing outputs of its own is an anomaly for a person
+    to look at (it can only take programs away from a test, never give it points)."""
+    found, anomalies, total = {}, [], 0
     for cell in nb.cells:
         payloads = [
             out["data"][MIME]
@@ -93,32 +101,22 @@ def read_evidence(nb) -> tuple[dict[str, dict], list[str]]:
         test = _meta(cell).get("grade_id") if is_test(cell) else None
         if test is None:
             if payloads:
-                anomalies.append(messages.evidence_outside_tests(len(payloads)))
+                anomalies.append(messages.programs_outside_tests(len(payloads)))
             continue
         if len(payloads) > 1:
-            anomalies.append(messages.evidence_repeated(test, len(payloads)))
+            anomalies.append(messages.programs_repeated(test, len(payloads)))
             continue
         if not payloads:
-            continue  # the cell did not get that far: the verdict says "no evidence"
+            continue  # the cell did not get that far: the verdict says "no program"
         payload = payloads[0]
-        if not isinstance(payload, dict) or payload.get("test") != test:
-            anomalies.append(messages.evidence_mislabelled(test))
+        if not _well_formed(payload) or payload.get("test") != test:
+            anomalies.append(messages.programs_malformed(test))
             continue
-        changed = payload.get("changed")
-        if not isinstance(changed, list) or not all(isinstance(name, str) for name in changed):
-            anomalies.append(messages.evidence_without_check(test))
+        total += len(json.dumps(payload["programs"]))
+        if total > MAX_PAYLOAD_CHARS:
+            anomalies.append(messages.programs_malformed(test))
             continue
-        if changed:
-            anomalies.append(messages.functions_changed(test, changed))
-            continue
-        try:
-            evidence = decode(payload.get("evidence"))
-            if not isinstance(evidence, dict) or "error" not in evidence:
-                raise ValueError("证据缺少 error 字段")
-        except Exception as err:  # noqa: BLE001 - whatever arrived, it is not our evidence
-            anomalies.append(messages.evidence_malformed(test, err))
-            continue
-        found[test] = evidence
+        found[test] = payload["programs"]
     return found, anomalies
 
 
@@ -134,74 +132,79 @@ class TestResult:
         return self.message is None
 
 
-def _given(evidence: dict, cell_test: str, test_id: str, compute=None) -> dict:
-    if test_id != cell_test:
-        raise RuntimeError(f"course bug: cell {cell_test} collects evidence as {test_id}")
-    if test_id not in evidence:
-        raise AssertionError(messages.NO_EVIDENCE)
-    return copy.deepcopy(evidence[test_id])
-
-
-def _message(err: BaseException) -> str:
-    if isinstance(err, AssertionError):
-        return str(err).strip() or messages.ASSERTION_FAILED
-    return messages.judging_failed(err)
-
-
-@functools.cache
-def _source(assignment: str):
-    return nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-
-
-def _error_kind(text):
-    """An error of the answer's, reduced to its exception class when that class is Python's or
-    JAX's own: what the answer raised may carry a hidden test's inputs."""
-    if not isinstance(text, str):
-        return text
-    name = text.split(":", 1)[0].strip()
-    known = isinstance(getattr(builtins, name, None), type) or name in _JAX_ERRORS
-    return name if known else "Exception"
-
-
-_JAX_ERRORS = {
-    "TracerBoolConversionError", "ConcretizationTypeError", "TracerArrayConversionError",
-    "TracerIntegerConversionError", "UnexpectedTracerError", "KeyReuseError", "JaxRuntimeError",
-}  # fmt: skip
-
-
-def _without_answer_text(evidence: dict) -> dict:
-    """A hidden test's evidence with the answer's error messages cut to their class."""
-    return {
-        key: _error_kind(value) if key == "error" or key.endswith("_error") else value
-        for key, value in evidence.items()
-    }
-
-
-def judge(assignment: str, evidence: dict[str, dict], secret: str) -> list[TestResult]:
-    """Run every test cell of the source notebook here, on `evidence`, with the student's seed.
-
-    Each body gets the namespace a test cell gets in the kernel, built by the kit, with no
-    interface objects: `collect` returns the kernel's evidence instead of calling anything.
-    A hidden test's messages never repeat what the answer produced (its error texts, its
-    numbers): an answer could write the hidden inputs into them."""
-    seed = functools.partial(derive_seed, secret)
+def test_cells(assignment: str) -> list[dict]:
+    """Every test of the source notebook as the judge reads it: id, points, body, hidden or not."""
     hidden = hidden_tests(assignment)
-    results = []
-    for cell in _source(assignment).cells:
-        if not is_test(cell):
-            continue
-        meta = _meta(cell)
-        test, points = meta["grade_id"], float(meta.get("points", 0))
-        body = split_test_cell(cell.source)
-        given = dict(evidence)
-        extra = {}
-        if test in hidden:
-            given = {k: _without_answer_text(v) if k == test and isinstance(v, dict) else v for k, v in given.items()}
-            extra["check_close"] = functools.partial(check_close, reveal=False)
-        namespace = test_namespace(body, {}, collect=functools.partial(_given, given, test), seed_for=seed, **extra)
+    return [
+        {
+            "id": _meta(c)["grade_id"],
+            "points": float(_meta(c).get("points", 0)),
+            "body": split_test_cell(c.source),
+            "hidden": _meta(c)["grade_id"] in hidden,
+        }
+        for c in _source(assignment).cells
+        if is_test(c)
+    ]
+
+
+def _judge_command(box) -> list[str]:
+    from grader import sandbox
+
+    env = {"JAX_PLATFORMS": "cpu", "LANG": "C.UTF-8"}
+    prefix = box.command(env) if box is not None else []
+    return [*prefix, sys.executable, "-m", "ch4judge"]
+
+
+def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], bool]:
+    """One judge process on `tests`: ({test id: its line}, whether it ran out of time or died)."""
+    from grader import sandbox
+
+    job = json.dumps({"secret": secret, "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests
+                                                                    if t["id"] in programs}})  # fmt: skip
+    box = sandbox.Box(memory=JUDGE_MEMORY) if sandbox.probe() is None else None
+    env = None if box is not None else {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(sandbox.KIT)}
+    try:
+        done = subprocess.run(
+            _judge_command(box), input=job, capture_output=True, text=True, timeout=timeout, env=env
+        )  # fmt: skip
+        stdout, cut = done.stdout, done.returncode != 0
+    except subprocess.TimeoutExpired as expired:
+        stdout, cut = (expired.stdout or b"").decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or ""), True
+    finally:
+        if box is not None:
+            box.close()
+    lines = {}
+    for line in stdout.splitlines():
         try:
-            run_test_body(body, namespace, f"<{assignment}:{test}>")
-            results.append(TestResult(test, points, points, None))
-        except Exception as err:  # noqa: BLE001 - a failed verdict of any kind scores 0
-            results.append(TestResult(test, 0.0, points, _message(err)))
-    return results
+            item = json.loads(line)
+            lines[item["test"]] = item
+        except (ValueError, KeyError, TypeError):
+            continue
+    return lines, cut
+
+
+def judge(assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120) -> tuple[list[TestResult], list[str]]:
+    """Judge every test of `assignment` on the kernel's `programs` with the student's key:
+    (results in notebook order, refusals: programs the judge's policy did not accept). A verdict
+    that does not finish in `timeout` seconds fails with that reason, and the rest are judged
+    in a new process."""
+    tests = test_cells(assignment)
+    lines: dict[str, dict] = {}
+    for _ in range(JUDGE_ROUNDS):
+        todo = [t for t in tests if t["id"] not in lines]
+        if not todo:
+            break
+        got, cut = _run_judge(todo, programs, secret, timeout)
+        lines.update(got)
+        if cut:
+            stuck = next((t for t in todo if t["id"] not in got), None)
+            if stuck is not None:
+                lines[stuck["id"]] = {"passed": False, "message": messages.judge_timed_out(timeout), "refused": []}
+    results, refusals = [], []
+    for test in tests:
+        line = lines.get(test["id"]) or {"passed": False, "message": messages.judge_timed_out(timeout), "refused": []}
+        passed = line.get("passed") is True
+        message = None if passed else str(line.get("message") or messages.ASSERTION_FAILED)[:4000]
+        results.append(TestResult(test["id"], test["points"] if passed else 0.0, test["points"], message))
+        refusals += [str(r)[:300] for r in line.get("refused", []) if isinstance(r, str)]
+    return results, refusals

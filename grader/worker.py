@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from ch4protocol import SEED_ENV
+from ch4protocol import GRADING_ENV
 
 from grader import course, feedback, messages, sandbox, staging, verdict
 
@@ -142,42 +142,42 @@ def student_seed(root: Path, student: str, assignment: str) -> str:
     return hmac.new(key, f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
 
 
-def judge_autograded(root: Path, student: str, assignment: str, seed: str) -> tuple[list[str], list[str]]:
-    """Run the verdicts here on the kernel's evidence; their points replace nbgrader's.
+def judge_autograded(root: Path, student: str, assignment: str, seed: str, timeout: float) -> tuple[list[str], list[str]]:
+    """Judge the programs the kernel exported; the verdicts' points replace nbgrader's.
 
-    Each test cell's feedback gets the verdict as an output; evidence payloads are reduced to
-    their one-line text. Returns (notes, flags)."""
+    Each test cell's feedback gets the verdict as an output; the programs are reduced to their
+    one-line note. Returns (notes, flags)."""
     path = course.notebook_path(root / "autograded" / student, assignment)
     nb = nbformat.read(path, as_version=4)
-    evidence, anomalies = verdict.read_evidence(nb)
-    refused = verdict.refused_accesses(nb)
-    results = {r.test: r for r in verdict.judge(assignment, evidence, seed)}
+    programs, anomalies = verdict.read_programs(nb)
+    results, refused = verdict.judge(assignment, programs, seed, timeout=timeout)
+    results = {r.test: r for r in results}
     notes, flags = [], []
+    if anomalies or refused:
+        flags.append("tampering")  # for a person to look at: it gained nothing (grader/README.md)
     if anomalies:
-        flags.append("tampering")
-        notes.append(messages.tampering(anomalies))
+        notes.append(messages.anomalies_found(anomalies))
     if refused:
-        notes.append(messages.refused_while_running(refused))
+        notes.append(messages.programs_refused(refused))
     for cell in nb.cells:
         test = cell.metadata.get("nbgrader", {}).get("grade_id") if verdict.is_test(cell) else None
         for out in cell.get("outputs", []):
             if verdict.MIME in out.get("data", {}):
                 out["data"] = {"text/plain": out["data"].get("text/plain", "")}
-                if test is not None and test in evidence:  # the evidence the verdict read
+                if test is not None and test in programs:  # the programs the verdict read
                     out["metadata"] = {feedback.GRADER_OUTPUT: True}
         result = results.get(test)
         if result is not None:
-            passed = result.passed and not anomalies
-            text = messages.verdict_line(passed, result.points, result.max_points, result.message)
+            text = messages.verdict_line(result.passed, result.points, result.max_points, result.message)
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
     nbformat.write(nb, path)
     failed = [r.test for r in results.values() if not r.passed]
-    if failed and not anomalies:
+    if failed:
         notes.append(messages.tests_failed(failed))
     with course.gradebook(root) as gb:
         for test, result in results.items():
             grade = gb.find_grade(test, assignment, assignment, student)
-            grade.auto_score = 0.0 if anomalies else result.points
+            grade.auto_score = result.points
             grade.needs_manual_grade = False
         gb.db.commit()
     return notes, flags
@@ -239,16 +239,16 @@ def grade_task(task: Task) -> Graded:
 def _grade_one(api, root: Path, task: Task) -> Graded:
     student, assignment = task.key
     notes, flags = [], []
-    os.environ[SEED_ENV] = task.seed  # the kernel's test inputs; the sandbox passes it on
+    os.environ[GRADING_ENV] = "1"  # test cells export and stop; the sandbox passes it on
     try:
         result = api.autograde(assignment, student, force=True, create=True)
     finally:
-        del os.environ[SEED_ENV]
+        del os.environ[GRADING_ENV]
     autograded = course.notebook_path(root / "autograded" / student, assignment)
     if not (result["success"] and autograded.exists()):
         return Graded(Result(False, [_failure_reason(result.get("log", ""), result.get("error", ""))]))
     notes += review_autograded(autograded, task.cell_timeout)
-    judged_notes, flags = judge_autograded(root, student, assignment, task.seed)
+    judged_notes, flags = judge_autograded(root, student, assignment, task.seed, task.cell_timeout * 2)
     notes += judged_notes
     pages = api.generate_feedback(assignment, student, force=True)
     if not pages["success"]:
