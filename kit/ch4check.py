@@ -115,6 +115,22 @@ def seed_for(test_id: str) -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
+class _Undefined:
+    """An interface name the answer has not defined (yet): any use of it raises the NameError
+    Python would, inside the thunk that used it, so that test reports the missing name."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _raise(self, *args, **kwargs):
+        raise NameError(f"name '{self._name}' is not defined")
+
+    __call__ = _raise
+
+    def __getattr__(self, attribute):
+        self._raise()
+
+
 class _Tests:
     """The state ``start_tests`` sets up in a student's kernel."""
 
@@ -146,7 +162,7 @@ def _ch4test(line: str, cell: str) -> None:
         ids.append(test_id)
         return programs(test_id, exports)
 
-    names = {name: user[name] for name in _Tests.interface if name in user}
+    names = {name: user[name] if name in user else _Undefined(name) for name in _Tests.interface}
     names |= {"programs": exporting, "seed_for": seed_for, **EXPORT_HELPERS}
     body = split_test_cell(cell)
     space = ch4judge.namespace(body, names)

@@ -258,7 +258,8 @@ def _ending(hint: str) -> str:
 
 def missing_name(*names: str) -> str:
     """The message for names a test needs that the answer cell does not define."""
-    return f"没有找到 {'、'.join(names)}：请在作答区定义{'它' if len(names) == 1 else '它们'}，并先运行作答区。"
+    it = "它" if len(names) == 1 else "它们"
+    return f"没有找到 {'、'.join(names)}：还没有作答，或者作答区没有运行成功。请在作答区定义{it}，并先运行作答区。"
 
 
 def attempt(compute, doing: str, hint: str = ""):
@@ -328,9 +329,6 @@ def namespace(body: str, names: dict) -> dict:
     space.update({name: _trusted(spec) for name, spec in TRUSTED.items() if name in used})
     space.update({name: helper for name, helper in VERDICT_HELPERS.items() if name in used})
     space.update(names)
-    # The judge runs the export part too, without the student's names: its thunks are never
-    # called there, but a comprehension may name a function while it builds them.
-    space.update({name: None for name in used if name not in space and not hasattr(builtins, name)})
     return space
 
 
@@ -368,6 +366,10 @@ def judge(job: dict, out=sys.stdout) -> None:
                 "check_close": check,
             },
         )
+        # The export part runs here too, without the student's names: its thunks are never called
+        # here, but a comprehension may name a function while it builds them.
+        used = free_names(test["body"])
+        space.update({name: None for name in used if name not in space and not hasattr(builtins, name)})
         message = None
         try:
             run_body(test["body"], space, f"<{test['id']}>")
