@@ -1,10 +1,10 @@
 """How many XLA compilations each cell of a graded notebook makes, and their CPU.
 
 `measure(assignment, answer)` runs the kernel version of an assignment's source notebook (hidden
-tests included, verdicts cut, the answer confined: what a graded kernel runs, as
-`answers.quick_score` does) with a recorder in the kernel, then the verdicts here on its
-evidence, and returns one `CellCompiles` per cell: compilations in the kernel, their CPU, the
-cell's CPU, and the compilations the verdict made in this process.
+tests included, verdicts cut: what a graded kernel runs, as `answers.quick_score` does) with a
+recorder in the kernel, then the judge here on the programs it exported, and returns one
+`CellCompiles` per cell: compilations in the kernel (a test cell only exports: none), their CPU,
+the cell's CPU, and the compilations the judge made for that test's verdict.
 
 The recorder uses JAX's public monitoring hooks (`jax.monitoring`): the scalar event that JAX
 records when a backend compilation starts and the duration event when it ends
@@ -15,8 +15,8 @@ debug line JAX logs as it lowers a program ("Compiling <name> with global shapes
 ..."), read with a logging handler, not by setting `jax_log_compiles`.
 
 Used by `python -m grader.benchmark --compiles` and by the compile budget test
-(tests/test_compile_budget.py), which holds each test cell's compilations on the reference
-answer under the `ch4.compile_budget` written in that cell's metadata.
+(tests/test_compile_budget.py), which holds each verdict's compilations in the judge on the
+reference answer under the `ch4.compile_budget` written in that cell's metadata.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class CellCompiles:
     budget: int | None
     records: list[dict] = field(default_factory=list)  # {"name", "shapes", "cpu", "wall"} each
     cpu: float = 0.0  # the kernel's CPU seconds while the cell ran
-    verdict_compiles: int = 0  # compilations the verdict made in this process (caches cleared)
+    verdict_compiles: int = 0  # compilations the judge made for this test's verdict (caches cleared)
 
     @property
     def count(self) -> int:
@@ -121,20 +121,16 @@ def _code(source: str):
     return cell
 
 
-def measure(
-    assignment: str, answer: str | None = None, secret: str | None = None, confined: bool = True
-) -> list[CellCompiles]:
+def measure(assignment: str, answer: str | None = None, secret: str | None = None) -> list[CellCompiles]:
     """Per cell of the kernel notebook (the reference answer when `answer` is None): what it
-    compiled. `confined=False` runs the answer without the answer guard (to measure the guard)."""
+    compiled, in the kernel and in the judge."""
     import secrets
 
-    from grader import intake, verdict
+    from grader import verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     answer = answers.reference_answer(assignment) if answer is None else answer
     nb = verdict.kernel_notebook(answers.with_answer(source, answer))
-    if confined:
-        intake.confine_student_cells(nb, source)
     hidden = verdict.hidden_tests(assignment)
     cells, run = [], [_code("import grader.compiles as _c\n_c.start()")]
     for k, cell in enumerate(nb.cells):
@@ -145,7 +141,7 @@ def measure(
         cells.append(CellCompiles(gid, gid in hidden, budget(original) if original is not None else None))
         run += [cell, _code("_c.take()")]
     out = nbformat.v4.new_notebook(cells=run, metadata=nb.metadata)
-    answers.run_in_kernel(out, assignment, secret or secrets.token_hex(16))
+    answers.run_in_kernel(out, assignment)
     marks = [c for c in out.cells if "ch4-compiles" in c.metadata.get("tags", [])][1:]
     for cell, mark in zip(cells, marks, strict=True):
         text = "".join(o.get("text", "") for o in mark.get("outputs", []) if o.get("name") == "stdout")
@@ -154,14 +150,18 @@ def measure(
             raise RuntimeError(f"{assignment}: no compile record after {cell.cell}: {mark.get('outputs')}")
         data = json.loads(line[len(_MARK) :])
         cell.records, cell.cpu = data["records"], data["cpu"]
-    evidence, _ = verdict.read_evidence(out)
-    for cell, count in _verdict_compiles(assignment, evidence, secret).items():
+    programs, _ = verdict.read_programs(out)
+    for cell, count in _verdict_compiles(assignment, programs, secret or secrets.token_hex(16)).items():
         next(c for c in cells if c.cell == cell).verdict_compiles = count
     return cells
 
 
-def _verdict_compiles(assignment: str, evidence: dict, secret: str) -> dict[str, int]:
-    """Compilations each verdict makes here, with JAX's caches cleared first (a fresh grader)."""
+def _verdict_compiles(assignment: str, programs: dict, secret: str) -> dict[str, int]:
+    """Compilations each verdict makes in a judge, with JAX's caches cleared first (a fresh judge),
+    one test at a time so that each count is that verdict's own."""
+    import io
+
+    import ch4judge
     import jax
 
     from grader import verdict
@@ -176,41 +176,14 @@ def _verdict_compiles(assignment: str, evidence: dict, secret: str) -> dict[str,
     jax.clear_caches()
     jax.monitoring.register_event_duration_secs_listener(finished)
     try:
-        tests = [c.metadata["nbgrader"]["grade_id"] for c in verdict._source(assignment).cells if verdict.is_test(c)]
-        for test in tests:  # one test at a time, so each count is that verdict's own
-            current[0] = test
-            counts.setdefault(test, 0)
-            _judge_one(assignment, evidence, secret, test)
+        for test in verdict.test_cells(assignment):
+            current[0] = test["id"]
+            counts.setdefault(test["id"], 0)
+            ch4judge.judge({"secret": secret, "tests": [test], "programs": programs}, out=io.StringIO())
     finally:
         current[0] = None
         jax.monitoring.unregister_event_duration_listener(finished)
     return counts
-
-
-def _judge_one(assignment: str, evidence: dict, secret: str, test: str) -> None:
-    """Run one verdict the way `verdict.judge` does (same namespace, same seed)."""
-    import functools
-
-    from ch4check import derive_seed, run_test_body, split_test_cell, test_namespace
-
-    from grader import verdict
-
-    cell = next(
-        c
-        for c in verdict._source(assignment).cells
-        if verdict.is_test(c) and c.metadata["nbgrader"]["grade_id"] == test
-    )
-    body = split_test_cell(cell.source)
-    namespace = test_namespace(
-        body,
-        {},
-        collect=functools.partial(verdict._given, evidence, test),
-        seed_for=functools.partial(derive_seed, secret),
-    )
-    try:
-        run_test_body(body, namespace, f"<{assignment}:{test}>")
-    except Exception:  # noqa: BLE001 - a failing verdict still counts what it compiled
-        pass
 
 
 def repeats(cells: list[CellCompiles]) -> tuple[Counter, dict[str, set[str]]]:

@@ -1,8 +1,8 @@
 """The graders are proven to tell right from wrong.
 
 * Every catalogue entry (grader/catalogue) is scored the way the grader scores it, one test each,
-  spread over the pytest workers: the answering rules first, then a fresh kernel runs the
-  notebook with that answer and the verdicts judge its evidence (`answers.quick_score`). A
+  spread over the pytest workers: a fresh kernel runs the notebook with that answer and exports
+  its functions, and the judge runs the verdicts on the programs (`answers.quick_score`). A
   wrong answer must lose points (the test id names the requirement it violates) and fail at least
   one *visible* test, so that a student who passes the visible tests is not surprised at grading
   (an entry no fixed input can catch carries a reasoned `# visible-exempt:` line, see
@@ -22,7 +22,7 @@ import re
 import pytest
 from helpers import grade_cli
 
-from grader import answers, course, grade, messages, sample_classes, worker
+from grader import answers, course, grade, sample_classes, worker
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
@@ -32,7 +32,7 @@ SAMPLE = [
 EXPECTATIONS = [expected for expected, _ in sample_classes.selfproof_cases(SAMPLE)]  # ids only; nothing written
 pipeline_run = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
 CJK = re.compile(r"[\u4e00-\u9fff]")
-JUDGING_FAILED = messages.judging_failed(ValueError()).split("（")[0]  # "判定时出错": the verdict itself crashed
+JUDGING_FAILED = "评分程序判定时出错"  # kit/ch4judge.judge: the verdict itself crashed
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +80,7 @@ def test_catalogue_answer(entry):
     why = "; ".join(got.notes + got.failed)
     if entry.kind == "wrong":
         assert got.points < got.max_points, f"{entry.claim}: full marks {got.points}; the tests miss it"
-        # An answer that breaks an answering rule is refused with the same message when the student runs it.
-        failed_visible = {f.partition(":")[0] for f in got.failed} & VISIBLE[entry.assignment]
-        caught = sorted(failed_visible) or [f for f in got.flags if f == "rules"]
+        caught = sorted({f.partition(":")[0] for f in got.failed} & VISIBLE[entry.assignment])
         if entry.visible_exemption:
             assert not caught, f"{entry.claim}: exempt from visible coverage, yet {caught} catch it: drop the exemption"
         else:

@@ -1,0 +1,19 @@
+"""Violates: must work under jax.jit (issue #35); the JVPs are right, but the decompression converts the traced result with np.asarray and reads it back in NumPy."""
+
+
+def f_penta(x):
+    padded = jnp.pad(x, 2)
+    return x**3 + padded[:-4] * padded[4:] - padded[1:-3]
+
+
+def colored_jacobian_banded(f, x, bandwidth):
+    n = x.shape[0]
+    num_colors = 2 * bandwidth + 1
+    color = np.arange(n) % num_colors
+    seeds = jnp.asarray(color[None, :] == np.arange(num_colors)[:, None], x.dtype)
+    compressed = np.asarray(jax.vmap(lambda s: jax.jvp(f, (x,), (s,))[1])(seeds))  # 在 jit 下是追踪中的数组
+    jac = np.zeros((n, n), np.float32)
+    for j in range(n):
+        for i in range(max(0, j - bandwidth), min(n, j + bandwidth + 1)):
+            jac[i, j] = compressed[color[j], i]
+    return jnp.asarray(jac)
