@@ -109,7 +109,9 @@ ASSERTION_FAILED = "断言失败"
 
 def anomalies_found(anomalies: list[str]) -> str:
     """Outputs only code writing its own could leave: a person looks; no test gained anything by it."""
-    return "提交的 notebook 里有评分程序没有采用的程序输出（只会让相应测试拿不到分，不会加分）：" + "；".join(anomalies) + f"。如有疑问{CONTACT}"
+    found = "；".join(anomalies)
+    gained = "只会让相应测试拿不到分，不会加分"
+    return f"提交的 notebook 里有评分程序没有采用的程序输出（{gained}）：{found}。如有疑问{CONTACT}"
 
 
 def programs_refused(refused: list[str]) -> str:

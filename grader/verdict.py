@@ -75,7 +75,7 @@ def _well_formed(payload) -> bool:
     for name, item in payload["programs"].items():
         if not (isinstance(name, str) and isinstance(item, dict) and len(item) == 1):
             return False
-        (kind, value), = item.items()
+        ((kind, value),) = item.items()
         if kind not in ("program", "error") or not isinstance(value, str):
             return False
         if kind == "program":
@@ -148,8 +148,6 @@ def test_cells(assignment: str) -> list[dict]:
 
 
 def _judge_command(box) -> list[str]:
-    from grader import sandbox
-
     env = {"JAX_PLATFORMS": "cpu", "LANG": "C.UTF-8"}
     prefix = box.command(env) if box is not None else []
     return [*prefix, sys.executable, "-m", "ch4judge"]
@@ -169,7 +167,8 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
         )  # fmt: skip
         stdout, cut = done.stdout, done.returncode != 0
     except subprocess.TimeoutExpired as expired:
-        stdout, cut = (expired.stdout or b"").decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or ""), True
+        partial = expired.stdout or ""
+        stdout, cut = partial.decode(errors="replace") if isinstance(partial, bytes) else partial, True
     finally:
         if box is not None:
             box.close()
@@ -183,7 +182,9 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
     return lines, cut
 
 
-def judge(assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120) -> tuple[list[TestResult], list[str]]:
+def judge(
+    assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120
+) -> tuple[list[TestResult], list[str]]:
     """Judge every test of `assignment` on the kernel's `programs` with the student's key:
     (results in notebook order, refusals: programs the judge's policy did not accept). A verdict
     that does not finish in `timeout` seconds fails with that reason, and the rest are judged

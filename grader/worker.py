@@ -142,7 +142,9 @@ def student_seed(root: Path, student: str, assignment: str) -> str:
     return hmac.new(key, f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
 
 
-def judge_autograded(root: Path, student: str, assignment: str, seed: str, timeout: float) -> tuple[list[str], list[str]]:
+def judge_autograded(
+    root: Path, student: str, assignment: str, seed: str, timeout: float
+) -> tuple[list[str], list[str]]:
     """Judge the programs the kernel exported; the verdicts' points replace nbgrader's.
 
     Each test cell's feedback gets the verdict as an output; the programs are reduced to their

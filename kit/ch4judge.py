@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import builtins
-import collections
 import importlib
 import json
 import re
@@ -69,8 +68,23 @@ ALLOWED_CUSTOM_CALLS = frozenset(
     {
         f"lapack_{t}{name}_ffi"
         for t in "sdcz"
-        for name in ("getrf", "geqrf", "orgqr", "ungqr", "potrf", "syevd", "heevd", "gesdd", "geev", "gees", "gehrd",
-                     "sytrd", "hetrd", "gtsv", "trsm")  # fmt: skip
+        for name in (
+            "getrf",
+            "geqrf",
+            "orgqr",
+            "ungqr",
+            "potrf",
+            "syevd",
+            "heevd",
+            "gesdd",
+            "geev",
+            "gees",
+            "gehrd",
+            "sytrd",
+            "hetrd",
+            "gtsv",
+            "trsm",
+        )  # fmt: skip
     }
     | {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "ApproxTopK"}
 )
@@ -193,7 +207,9 @@ def error_text(err: BaseException) -> str:
 
 
 NO_PROGRAM = "没有收到这个测试要的程序：测试单元格没有运行到导出这一步（前面的单元格出错或超时了吗？）。"
-EXPORT_HINT = "函数要能用 jax.jit 追踪：不要把数组转成 Python 数，也不要在函数里用回调（jax.debug.print、pure_callback）。"
+EXPORT_HINT = (
+    "函数要能用 jax.jit 追踪：不要把数组转成 Python 数，也不要在函数里用回调（jax.debug.print、pure_callback）。"
+)
 
 
 class Programs:
