@@ -81,3 +81,16 @@ def test_leak_check_catches_a_pasted_solution(assignment, tmp_path):
     assert leaks(secret_passages(assignment), [tmp_path / "leaky.ipynb"]), (
         f"{assignment}: a pasted reference solution went unnoticed"
     )
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_statement_says_how_it_is_graded_and_links_the_section_that_teaches_it(assignment):
+    """Every statement carries the paragraph on grading (export, then the judge; traceable under
+    `jax.jit`) and names a chapter section to read first that exists."""
+    statement = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4).cells[0].source
+    assert "**怎样评分**" in statement and "jax.export" in statement and "jax.jit" in statement, (
+        f"{assignment}: the statement lacks the paragraph on how tests are graded"
+    )
+    read_first = re.search(r"\*\*先读\*\*：\[[^\]]+\]\(\.\./\.\./notebooks/([^)#]+\.ipynb)#[^)]+\)", statement)
+    assert read_first, f"{assignment}: the statement names no section to read first"
+    assert (REPO / "notebooks" / read_first.group(1)).exists()
