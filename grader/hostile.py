@@ -1,6 +1,19 @@
-"""Hostile submissions: the attack files (grader/attacks/<slug>.py, each added to a known wrong
-answer), one shadowing attack per assignment built by parsing its test cells, and the classes
-tests/test_tampering.py grades (each attack beside the reference and its base answer alone).
+"""Hostile submissions: the attack files (grader/attacks/<slug>.py), one shadowing attack, and
+the classes tests/test_tampering.py grades (each attack beside the reference and its base
+answer alone).
+
+An attack file is the code a student adds; its header says how it is handed in:
+
+    \"\"\"Attack: what it tries (the first line is its claim).\"\"\"
+    # base: <assignment> <catalogue slug | reference>   what its score is measured against
+    # rides: reference          (optional) added to the reference answer, not to the base answer
+    # class: <attack class>     the threat it stands for (grader/README.md)
+    # run: cluster              (optional) graded in the distributed run, not the local one
+    # move: <grade id> after <grade id>    (optional) the notebook moves a course cell
+
+The code before a line ``# %% a cell of the student's own at the end`` goes into the answer
+cell; the code after it is a cell the student adds at the end of the notebook (after the
+hidden tests).
 """
 
 from __future__ import annotations
@@ -14,48 +27,93 @@ import nbformat
 from grader import answers, course, verdict
 from grader.sample_classes import answered, write
 
+OWN_CELL = "# %% a cell of the student's own at the end"
+
 
 @dataclass(frozen=True)
 class Attack:
-    """A tampering attempt (grader/attacks/<slug>.py) added to a known wrong answer."""
+    """A tampering attempt (grader/attacks/<slug>.py) handed in on top of a known answer."""
 
     slug: str
     claim: str  # the docstring's first line
     assignment: str
-    base: str  # the catalogue slug of the wrong answer it rides on, e.g. "wrong_naive_forward"
-    # which defences must stop it: "rules" (the scan), "guard" (run confined), "verdict" (run as written)
-    layers: tuple[str, ...]
+    base: str  # what it is measured against: a catalogue slug ("wrong_grad_missing_cos") or "reference"
+    kind: str  # the attack class it stands for ("str-subclass formatting", ...)
     code: str
+    rides: str = "base"  # what the code is added to: the base answer, or the reference ("reference")
+    run: str = "local"  # "local" or "cluster"
+    move: tuple[str, str] | None = None  # (grade id, the grade id it is moved after)
+
+    @property
+    def base_student(self) -> str:
+        """The student whose score this attack's may not exceed."""
+        return f"ref-{self.assignment}" if self.base == "reference" else f"base-{self.base}"
 
     @property
     def base_answer(self) -> str:
+        if self.base == "reference":
+            return answers.reference_answer(self.assignment)
         return (course.CATALOGUE / self.assignment / f"{self.base}.py").read_text(encoding="utf-8")
 
     @property
+    def parts(self) -> list[str]:
+        """[what goes into the answer cell, the cells it adds at the end...]."""
+        return [part.strip("\n") + "\n" for part in self.code.split(OWN_CELL)]
+
+    @property
     def answer(self) -> str:
-        return self.base_answer + "\n\n" + self.code
+        ridden = answers.reference_answer(self.assignment) if self.rides == "reference" else self.base_answer
+        return ridden + "\n\n" + self.parts[0]
+
+    def notebook(self, fill: dict[str, str] | None = None):
+        """The notebook as handed in; `fill` replaces each line `NAME = ...` of the code (a probe's
+        targets, known only once the class's secret exists)."""
+        text = self.answer
+        own = self.parts[1:]
+        for name, value in (fill or {}).items():
+            text = _fill(text, name, value)
+            own = [_fill(cell, name, value) for cell in own]
+        nb = answered(self.assignment, text)
+        nb.cells += [nbformat.v4.new_code_cell(cell) for cell in own]
+        if self.move:
+            moved, after = self.move
+            cell = next(c for c in nb.cells if _grade_id(c) == moved)
+            nb.cells.remove(cell)
+            nb.cells.insert(next(i for i, c in enumerate(nb.cells) if _grade_id(c) == after) + 1, cell)
+        return nb
+
+
+def _grade_id(cell) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _fill(text: str, name: str, value: str) -> str:
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(f"{name} = "):
+            lines[i] = f"{name} = {value}\n"
+    return "".join(lines)
 
 
 def attacks() -> list[Attack]:
-    """The attack files, one shadowing attack per assignment, one reflective attack per origin."""
-    return (
-        file_attacks()
-        + [shadowing_attack(a) for a in course.ASSIGNMENTS]
-        + [reflective_attack(origin) for origin in REFLECTIVE_ORIGINS]
-    )
+    """The attack files and the shadowing attack."""
+    return file_attacks() + [shadowing_attack("residuals")]
 
 
 def file_attacks() -> list[Attack]:
     found = []
     for path in sorted((course.CATALOGUE.parent / "attacks").glob("*.py")):
         code = path.read_text(encoding="utf-8")
-        header = dict(
-            line[2:].split(": ", 1) for line in code.splitlines() if line.startswith(("# base: ", "# layers: "))
-        )
+        header = dict(line[2:].split(": ", 1) for line in code.splitlines() if line.startswith(HEADER_LINES))
         assignment, base = header["base"].split()
         claim = code.split('"""')[1].strip().splitlines()[0]
-        found.append(Attack(path.stem, claim, assignment, base, tuple(header["layers"].split()), code))
+        move = tuple(header["move"].split(" after ")) if "move" in header else None
+        found.append(Attack(path.stem, claim, assignment, base, header["class"], code, header.get("rides", "base"),
+                            header.get("run", "local"), move))  # fmt: skip
     return found
+
+
+HEADER_LINES = tuple(f"# {key}: " for key in ("base", "rides", "class", "run", "move"))
 
 
 def test_cell_names(assignment: str) -> set[str]:
@@ -75,85 +133,7 @@ def shadowing_attack(assignment: str) -> Attack:
     names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
     code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
     claim = f"redefine all {len(names)} names the test cells read ({', '.join(names[:6])}, ...) as forgers"
-    return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", ("guard", "verdict"), code)
-
-
-# How an answer gets an object of its own to start from, and the objects one step away from it.
-REFLECTIVE_ORIGINS = {
-    "function": "def start():\n    return 1\n\norigin = start",
-    "lambda": "origin = lambda: 1",
-    "generator": "def start():\n    yield 1\n\norigin = start()",
-    "exception": "try:\n    1 / 0\nexcept ZeroDivisionError as caught:\n    origin = caught",
-}
-# Attributes that lead from what an answer may hold towards the interpreter's builtins.
-TOWARDS_BUILTINS = (
-    "tb_frame", "gi_frame", "f_back", "f_globals", "f_builtins", "f_locals", "__globals__", "__builtins__",
-    "cell_contents", "__traceback__", "__self__", "__func__",
-)  # fmt: skip
-
-
-def _reflective_names() -> list[str]:
-    """Every attribute name of real frames, code, functions, generators, coroutines, async
-    generators, tracebacks, cells and modules, as `dir()` gives them on this Python."""
-    import types
-
-    def generator():
-        yield 1
-
-    async def coroutine():
-        return 1
-
-    async def async_generator():
-        yield 1
-
-    def cell():
-        value = 1
-        return (lambda: value).__closure__[0]
-
-    try:
-        raise ValueError
-    except ValueError as err:
-        traceback = err.__traceback__
-    running = coroutine()
-    running.close()
-    objects = [traceback.tb_frame, generator.__code__, generator, generator(), running, async_generator(),
-               traceback, cell(), types]  # fmt: skip
-    return sorted({name for obj in objects for name in dir(obj) if name.isidentifier()})
-
-
-def reflective_attack(origin: str) -> Attack:
-    """From an object of the answer's own (`origin`), read every attribute name the language has
-    for its internal objects, then from whatever came back walk towards the builtins and replace
-    the kit's evidence helper. Rides on softplus' naive answer; it must score what that scores."""
-    code = (
-        f"{REFLECTIVE_ORIGINS[origin]}\n\n"
-        f"NAMES = {_reflective_names()!r}\n"
-        f"TOWARDS = {list(TOWARDS_BUILTINS)!r}\n\n\n"
-        "def forged(test_id, compute):\n"
-        "    return {'error': None, 'is_custom_vjp': True}\n\n\n"
-        "def use(value, depth=0):\n"
-        "    try:\n"
-        "        value['__import__']('ch4check').collect = forged\n"
-        "        print('REPLACED the kit through', type(value).__name__)\n"
-        "    except Exception:\n"
-        "        pass\n"
-        "    if depth < 3:\n"
-        "        for step in TOWARDS:\n"
-        "            try:\n"
-        "                use(getattr(value, step), depth + 1)\n"
-        "            except Exception:\n"
-        "                pass\n\n\n"
-        "reached = 0\n"
-        "for name in NAMES:\n"
-        "    try:\n"
-        "        use(getattr(origin, name))\n"
-        "        reached += 1\n"
-        "    except Exception:\n"
-        "        pass\n"
-        "print(reached, 'of', len(NAMES), 'attributes read')\n"
-    )
-    claim = f"read every attribute name of the language's internal objects on a {origin} of its own, then walk on"
-    return Attack(f"reflect_{origin}", claim, "softplus", "wrong_naive_forward", ("guard",), code)
+    return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", "redefining test-cell names", code)
 
 
 def interface(assignment: str) -> list[str]:
@@ -165,22 +145,34 @@ def interface(assignment: str) -> list[str]:
     return list(ast.literal_eval(call.keywords[0].value))
 
 
-def attack_class(dest: Path, layer: str) -> list[Attack]:
-    """One student per attack that `layer` must defeat, named attack-<slug>."""
-    chosen = [a for a in attacks() if layer in a.layers]
+def attack_class(dest: Path, run: str, fill: dict[str, dict[str, str]] | None = None) -> list[Attack]:
+    """One student per attack of `run` ("local" or "cluster"), named attack-<slug>; `fill` gives
+    an attack's placeholders by slug (Attack.notebook)."""
+    chosen = [a for a in attacks() if a.run == run]
     for attack in chosen:
-        write(dest, f"attack-{attack.slug}", attack.assignment, answered(attack.assignment, attack.answer))
+        write(dest, f"attack-{attack.slug}", attack.assignment, attack.notebook((fill or {}).get(attack.slug)))
     return chosen
 
 
-def honest_class(dest: Path, chosen: list[Attack]) -> list[tuple[str, str]]:
-    """The reference for each attacked assignment (students ref-<assignment>) and each attack's
-    base answer on its own (students base-<slug>): what the attacks are measured against."""
+def honest_class(
+    dest: Path, chosen: list[Attack], extra: dict[str, tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
+    """The reference for each attacked assignment (students ref-<assignment>), each attack's base
+    answer on its own (students base-<slug>), and `extra` answers ({student: (assignment,
+    answer)}): what the attacks are measured against."""
     students = []
     for assignment in sorted({a.assignment for a in chosen}):
         write(dest, f"ref-{assignment}", assignment, answered(assignment, answers.reference_answer(assignment)))
         students.append((f"ref-{assignment}", assignment))
-    for attack in {(a.assignment, a.base): a for a in chosen}.values():
-        write(dest, f"base-{attack.base}", attack.assignment, answered(attack.assignment, attack.base_answer))
-        students.append((f"base-{attack.base}", attack.assignment))
+    for attack in {(a.assignment, a.base): a for a in chosen if a.base != "reference"}.values():
+        write(dest, attack.base_student, attack.assignment, answered(attack.assignment, attack.base_answer))
+        students.append((attack.base_student, attack.assignment))
+    for student, (assignment, answer) in (extra or {}).items():
+        write(dest, student, assignment, answered(assignment, answer))
+        students.append((student, assignment))
     return students
+
+
+def released_order(nb) -> list[str]:
+    """The grade ids of a notebook's course cells, in order (to see where a moved cell ran)."""
+    return [gid for gid in (_grade_id(c) for c in nb.cells) if gid]

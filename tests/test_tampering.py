@@ -1,21 +1,34 @@
-"""Hostile submissions earn nothing and reach nothing (grader/README.md, "Threat model").
+"""Hostile submissions earn nothing and reach nothing (grader/README.md, "How a score is decided").
 
-Every attack in grader/attacks rides on a known wrong answer; its `# layers:` line says which
-defence must stop it: `rules` (the early scan reports it: not run), `guard` (it passes the scan
-and runs confined by kit/ch4guard.py), `verdict` (even run as written, without scan or guard,
-the verdicts, the feedback and the sandbox leave it nothing). Two real grading runs prove it:
+The grade is a function of the programs a graded kernel exports; the judge, in a sandbox of its
+own, alone holds the key and draws the hidden inputs (issue #31). So the student's cells run as
+written and may do anything inside their kernel: every attack here does, and must still score
+no more than the answer it rides on, and leak nothing (no key, no seed, no hidden input, no
+hidden verdict's source) into what the student gets back.
 
-* the whole grader (scan and guard on): every attack marked `rules` is flagged `rules`, scores 0
-  and is told why; every other attack (forged `collect`, every test-cell name redefined, a frame
-  walk to the builtins or to the hidden tests' source, a look-alike custom_vjp, printed hidden
-  inputs, HTML in outputs, a huge expression) runs confined and scores no more than its wrong
-  answer alone;
-* the second wall alone: with the scan and the guard switched off, every attack marked
-  `verdict` runs as written in its sandboxed kernel and still scores no more than its wrong
-  answer alone; none of them reads or changes solutions/, exercises/, the gradebook, other
-  students' results or the submissions.
+Two real grading runs (each grades the class once, in two rounds: the honest students first,
+then the attacks into the same folder, so the honest results can be compared before and after):
+
+* the local run (SQLite, local workers): the attacks on the grade itself, one per attack class
+  of issue #31, and grader/attacks has one file each (`# class:`): str-subclass formatting,
+  objects carried back by exceptions, closure/globals walks, answer-defined array and buffer
+  protocols, the environment, linecache, moved test cells, recorded tracer values, programs
+  outside their test cell or repeated in it, an artifact made from a wrong function, artifacts
+  the judge must refuse (an operation or a custom_call outside its allow-list), the libraries
+  patched in the kernel; a probe that searches the whole kernel (environment, files, objects,
+  raw memory) for the key, the seeds and the hidden inputs; honest Python (`match`,
+  `__init_subclass__`) that must keep full marks with no flag;
+* the distributed run (a Dask cluster, PostgreSQL): the attacks on the machine (files, network,
+  processes, disk, outputs): none of them reads or changes solutions/, exercises/, the
+  gradebook, other students' results or the submissions.
+
+Most attacks ride on the residuals exercise: its kernels are the quickest to grade.
 """
 
+import base64
+import builtins
+import dataclasses
+import hashlib
 import html
 import json
 import re
@@ -23,32 +36,221 @@ import subprocess
 import sys
 from pathlib import Path
 
-import ch4rules
+import ch4judge
 import nbformat
+import numpy as np
 import pytest
+from ch4protocol import VERDICT_MARKER, derive_seed, free_names, split_test_cell
 from helpers import gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict
+from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict, worker
 
-# The second-wall run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):
-# one pytest worker owns them. The run with scan and guard is local, and another worker's.
+# The distributed run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):
+# one pytest worker owns them. The local run is another worker's.
 on_the_cluster = pytest.mark.xdist_group("cluster")
-scanned = pytest.mark.xdist_group("tampering")
-RUNS = [pytest.param("scanned_run", marks=scanned), pytest.param("verdict_run", marks=on_the_cluster)]
+local = pytest.mark.xdist_group("tampering")
+RUNS = {"local_run": "tampering", "cluster_run": "cluster"}
 ATTACKS = hostile.attacks()
-VERDICT_LAYER = [a for a in ATTACKS if "verdict" in a.layers]
-RULE_BREAKERS = [a for a in ATTACKS if "rules" in a.layers]
-RULE_KEEPERS = [a for a in ATTACKS if "rules" not in a.layers]  # each one marked `guard`
+LOCAL = [a for a in ATTACKS if a.run == "local"]
+CLUSTER = [a for a in ATTACKS if a.run == "cluster"]
+BY_SLUG = {a.slug: a for a in ATTACKS}
 # What an attack prints when it got somewhere: found a file, wrote outside its /tmp, connected,
 # killed a process, filled a disk or started its 3000 processes.
 FORBIDDEN_OUTPUT = re.compile(r"^(FOUND|WROTE|CONNECTED|KILLED|FILLED|STARTED)\b(.*)$", re.MULTILINE)
-# The second-wall run's --cell-timeout. settrace_skip_asserts, run as written, traces every line
-# JAX runs, so its test cells run until they are interrupted: two of them cost 120 s of CPU at
-# the default 60 s. No other cell of the run takes more than a few seconds.
-VERDICT_CELL_TIMEOUT = 20
+# The distributed run's --cell-timeout: no cell of its attacks needs more than a few seconds.
+CLUSTER_CELL_TIMEOUT = 20
+PROBE = "scan_for_the_key"
+# How JAX shows a value it traces with abstract shapes only: a tracer, or a jaxpr variable.
+ABSTRACT = re.compile(r"Tracer\(|Traced<|Var\(id=")
+# A test body the linecache attack printed (the kit names each body `<测试单元格 N>`).
+TEST_BODY_PRINTED = r"^LINECACHE \w+ <测试单元格 \d+>:\n(.*?)(?=^LINECACHE |^FRAME SOURCE |^HISTORY |\Z)"
 
+# —— honest Python the old answer guard refused (issue #31): variants of the residuals reference ——
+
+MATCH_ANSWER = '''\
+def _sum_sin_sq(x):
+    return jnp.sum(jnp.sin(x) ** 2)
+
+
+def _rules(policy: str):
+    """前向和反向规则：按残差策略选。"""
+    match policy:
+        case "save":
+            def fwd(x):
+                s, c = jnp.sin(x), jnp.cos(x)
+                return jnp.sum(s * s), (s, c)
+
+            def bwd(residuals, g):
+                match residuals:
+                    case (s, c):
+                        return (2.0 * g * s * c,)
+                    case _:
+                        raise TypeError("残差应是 (sin x, cos x)")
+        case "recompute":
+            def fwd(x):
+                return _sum_sin_sq(x), x
+
+            def bwd(x, g):
+                return (g * jnp.sin(2.0 * x),)
+        case other:
+            raise ValueError(f"没有这种策略：{other}")
+    return fwd, bwd
+
+
+sin2_save = jax.custom_vjp(_sum_sin_sq)
+sin2_save.defvjp(*_rules("save"))
+sin2_recompute = jax.custom_vjp(_sum_sin_sq)
+sin2_recompute.defvjp(*_rules("recompute"))
+'''
+
+INIT_SUBCLASS_ANSWER = '''\
+class Policy:
+    """每种残差策略一个子类，定义时用 __init_subclass__ 登记。"""
+
+    registry: dict = {}
+
+    def __init_subclass__(cls, /, name: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Policy.registry[name] = cls
+
+    @staticmethod
+    def value(x):
+        return jnp.sum(jnp.sin(x) ** 2)
+
+    @classmethod
+    def build(cls):
+        f = jax.custom_vjp(cls.value)
+        f.defvjp(cls.fwd, cls.bwd)
+        return f
+
+
+class Save(Policy, name="save"):
+    @staticmethod
+    def fwd(x):
+        s, c = jnp.sin(x), jnp.cos(x)
+        return jnp.sum(s * s), (s, c)
+
+    @staticmethod
+    def bwd(residuals, g):
+        s, c = residuals
+        return (2.0 * g * s * c,)
+
+
+class Recompute(Policy, name="recompute"):
+    @staticmethod
+    def fwd(x):
+        return Policy.value(x), x
+
+    @staticmethod
+    def bwd(x, g):
+        return (g * jnp.sin(2.0 * x),)
+
+
+sin2_save = Policy.registry["save"].build()
+sin2_recompute = Policy.registry["recompute"].build()
+'''
+
+HONEST = {"honest-match": ("residuals", MATCH_ANSWER), "honest-init_subclass": ("residuals", INIT_SUBCLASS_ANSWER)}
 
 tree_digest = intake.folder_digest
+
+
+# —— what the judge alone knows: the key, the seeds and the hidden inputs of a student ——
+
+
+def student_key(out: Path, student: str, assignment: str) -> str:
+    return worker.student_seed(out / "course", student, assignment)
+
+
+class _Recording:
+    """A NumPy Generator that keeps every array it draws (the hidden inputs)."""
+
+    def __init__(self, generator, drawn: list):
+        self._generator, self._drawn = generator, drawn
+
+    def __getattr__(self, name):
+        method = getattr(self._generator, name)
+
+        def draw(*args, **kwargs):
+            value = method(*args, **kwargs)
+            if name in ("uniform", "normal", "standard_normal") and np.size(value) >= 16:
+                self._drawn.append(np.asarray(value, np.float32))
+            return value
+
+        return draw
+
+
+def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
+    """The random arrays the judge draws for a student's hidden tests: each hidden verdict run
+    here up to the first program it needs, with a recording generator."""
+    drawn = []
+    real = np.random.default_rng
+    np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
+    try:
+        for test in verdict.test_cells(assignment):
+            if not test["hidden"]:
+                continue
+            names = {"programs": lambda *args: ch4judge.Programs(None), "seed_for": lambda t: derive_seed(key, t)}
+            space = ch4judge.namespace(test["body"], names)
+            space.update(dict.fromkeys(("export", "export_fwd", "export_bwd", "f32", "i32"), lambda *a, **k: None))
+            # as the judge does: the student's names the export part mentions exist, as None
+            space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
+            try:
+                ch4judge.run_body(test["body"], space, "<hidden inputs>")
+            except AssertionError:
+                pass  # the first program it needs: everything it drew before is recorded
+    finally:
+        np.random.default_rng = real
+    assert drawn, f"no hidden input of {assignment} recorded: the check would prove nothing"
+    return drawn
+
+
+def probe_targets(out: Path, student: str, assignment: str) -> dict:
+    """What the probe looks for, by SHA-256 only: the course's secret, the student's key, every
+    test's seed (as text and as an 8-byte integer) and the first 16 bytes of each hidden input."""
+    secret = (out / "course" / "grading-secret").read_text()
+    key = student_key(out, student, assignment)
+    seeds = [derive_seed(key, t["id"]) for t in verdict.test_cells(assignment)]
+    arrays = hidden_inputs(assignment, key)
+
+    def digest(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    raw = [seed.to_bytes(8, "little") for seed in seeds] + [a.tobytes()[:16] for a in arrays]
+    return {
+        "text": [digest(secret.encode()), digest(key.encode())] + [digest(str(s).encode()) for s in seeds],
+        "raw": [(int.from_bytes(r[:4], "little"), len(r), digest(r)) for r in raw],
+        "sizes": sorted({a.size for a in arrays}),
+    }
+
+
+def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
+    """What of the judge's knowledge is in `text`: the secret, the student's key, a hidden input."""
+    secret = (out / "course" / "grading-secret").read_text()
+    key = student_key(out, student, assignment)
+    found = [what for what, value in (("the course's secret", secret), ("the student's key", key)) if value in text]
+    for array in hidden_inputs(assignment, key):
+        for value in array.ravel()[:4]:
+            shown = {str(np.float32(value)), repr(float(np.float32(value)))}
+            found += [f"the hidden input value {s}" for s in shown if len(s) > 6 and s in text]
+    return found
+
+
+def hidden_verdict_lines(assignment: str) -> set[str]:
+    """Lines only the hidden tests' verdicts have (below `# —— 判定 ——`): never in a kernel."""
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    kernel = "\n".join(c.source for c in verdict.kernel_notebook(source).cells)
+    visible = "\n".join(c.source for c in source.cells if verdict.is_test(c) and verdict.HIDDEN_BEGIN not in c.source)
+    lines = set()
+    for cell in source.cells:
+        if verdict.is_test(cell) and verdict.HIDDEN_BEGIN in cell.source:
+            below = split_test_cell(cell.source).split(VERDICT_MARKER, 1)[1]
+            lines |= {line.strip() for line in below.splitlines()}
+    known = {line.strip() for line in (kernel + "\n" + visible).splitlines()}
+    return {line for line in lines - known if len(line) > 20 and not line.startswith("#")}
+
+
+# —— the runs ——
 
 
 def results_of(out: Path, students) -> dict:
@@ -56,10 +258,13 @@ def results_of(out: Path, students) -> dict:
     files = {}
     for student, assignment in students:
         for kind in ("feedback", "course/autograded", "course/feedback", "course/worker-feedback"):
-            folder = out / kind / student / assignment
-            files[(student, kind)] = tree_digest(folder)
+            files[(student, kind)] = tree_digest(out / kind / student / assignment)
     rows = gradebook_rows(course.db_url(out / "course"))
     return {"files": files, "gradebook": {key: rows.get(key) for key in students}}
+
+
+def protected() -> dict:
+    return {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
 
 
 def planted_files() -> list[Path]:
@@ -70,11 +275,102 @@ def planted_files() -> list[Path]:
     return sorted(found)
 
 
-def beside_its_base(outcomes: dict, attack) -> tuple:
-    """(the attack's outcome, its wrong answer's alone), once the reference beside them is full."""
-    reference = outcomes[(f"ref-{attack.assignment}", attack.assignment)]
+def _two_rounds(submitted: Path, out: Path, chosen, run: str, extra=None, fill=None, **options) -> dict:
+    """Grade the honest students, snapshot, add the attacks of `run`, grade again into `out`."""
+    honest = hostile.honest_class(submitted, chosen, extra)
+
+    def graded():
+        printed = []
+        try:
+            return grade.grade(submitted, out, jobs=2, echo=printed.append, **options)
+        except grade.Incomplete:
+            pytest.fail("\n".join(line for line in printed if "not graded" in line))
+
+    graded()
+    before, protected_before = results_of(out, honest), protected()
+    hostile.attack_class(submitted, run, fill(out) if fill else None)
+    submissions = tree_digest(submitted)
+    outcomes = graded()
+    return {
+        "out": out,
+        "outcomes": {(o.student, o.assignment): o for o in outcomes},
+        "before": before,
+        "after": results_of(out, honest),
+        "protected": (protected_before, protected()),
+        "submissions": (submissions, tree_digest(submitted)),
+    }
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """The attacks on the grade, graded locally; the key probe learns its targets between the
+    two rounds (the class's secret exists once the first round ran)."""
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+
+    def fill(out):
+        return {PROBE: {"TARGETS": repr(probe_targets(out, f"attack-{PROBE}", BY_SLUG[PROBE].assignment))}}
+
+    return _two_rounds(submitted, out, LOCAL, "local", extra=HONEST, fill=fill)
+
+
+@pytest.fixture(scope="module")
+def cluster_run(tmp_path_factory, postgres_server, grading_cluster):
+    """The attacks on the machine, graded the distributed way (a Dask scheduler, `python -m
+    grader worker`, a PostgreSQL gradebook): they meet the workers and the shared database."""
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+    settle(grading_cluster)
+    cluster = {"scheduler": grading_cluster.address, "tls": grading_cluster.tls}
+    cluster["db"] = postgres_server.database("tampering")
+    try:
+        return _two_rounds(submitted, out, CLUSTER, "cluster", cell_timeout=CLUSTER_CELL_TIMEOUT, **cluster)
+    finally:
+        settle(grading_cluster)  # an attack may have taken a worker down with it
+
+
+def outcome(run: dict, student: str, assignment: str):
+    return run["outcomes"][(student, assignment)]
+
+
+def beside_its_base(run: dict, attack) -> tuple:
+    """(the attack's outcome, its base's), once the reference beside them has full marks."""
+    reference = outcome(run, f"ref-{attack.assignment}", attack.assignment)
     assert reference.score == reference.max_score, "the reference must keep full marks beside the attacks"
-    return outcomes[(f"attack-{attack.slug}", attack.assignment)], outcomes[(f"base-{attack.base}", attack.assignment)]
+    return outcome(run, f"attack-{attack.slug}", attack.assignment), outcome(
+        run, attack.base_student, attack.assignment
+    )
+
+
+def autograded(run: dict, student: str, assignment: str):
+    return nbformat.read(course.notebook_path(run["out"] / "course" / "autograded" / student, assignment), as_version=4)
+
+
+def printed(nb) -> str:
+    """Everything the kernel printed or displayed as text, in every cell."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", "") if out.get("output_type") == "stream" else "")
+            parts.append(str(out.get("data", {}).get("text/plain", "")))
+            parts.append(str(out.get("evalue", "")))
+    return "\n".join(parts)
+
+
+def page(run: dict, student: str, assignment: str) -> str:
+    path = run["out"] / "feedback" / student / assignment / f"{assignment}.html"
+    return html.unescape(path.read_text(encoding="utf-8"))
+
+
+def per_test_scores(run: dict, student: str, assignment: str) -> dict[str, float]:
+    """{test: points} of a graded student, from the gradebook."""
+    (row,) = gradebook_rows(course.db_url(run["out"] / "course"))[(student, assignment)]
+    return {test: auto for test, (auto, _) in row.items()}
+
+
+def full_points(assignment: str) -> dict[str, float]:
+    return {t["id"]: t["points"] for t in verdict.test_cells(assignment)}
+
+
+# —— the sandbox itself ——
 
 
 def test_the_sandbox_is_available():
@@ -95,288 +391,485 @@ def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
     assert done.stdout.strip() == "visible", f"the folder under /tmp is hidden in the sandbox: {done.stderr[-500:]}"
 
 
-@pytest.fixture(scope="module")
-def verdict_run(tmp_path_factory, postgres_server, grading_cluster):
-    """Grade the honest students, snapshot, add the attacks, grade again into the same folder.
-
-    Both runs go the distributed way (a Dask scheduler, `python -m grader worker`, a PostgreSQL
-    gradebook): the attacks meet the workers and the shared database there."""
-    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    honest = hostile.honest_class(submitted, VERDICT_LAYER)
-    settle(grading_cluster)
-    cluster = {"scheduler": grading_cluster.address, "tls": grading_cluster.tls}
-    cluster["db"] = postgres_server.database("tampering")
-
-    def run():
-        printed = []
-        try:
-            limits = {"scan_code": False, "cell_timeout": VERDICT_CELL_TIMEOUT}
-            return grade.grade(submitted, out, jobs=2, echo=printed.append, **limits, **cluster)
-        except grade.Incomplete:
-            pytest.fail("\n".join(line for line in printed if "not graded" in line))
-
-    run()
-    protected = {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)}
-    before = results_of(out, honest)
-    hostile.attack_class(submitted, "verdict")
-    submissions = tree_digest(submitted)
-    outcomes = run()
-    settle(grading_cluster)  # an attack may have taken a worker down with it
-    return {
-        "out": out,
-        "outcomes": {(o.student, o.assignment): o for o in outcomes},
-        "before": before,
-        "after": results_of(out, honest),
-        "protected_before": protected,
-        "protected_after": {"solutions": tree_digest(course.SOLUTIONS), "exercises": tree_digest(course.EXERCISES)},
-        "submissions": (submissions, tree_digest(submitted)),
-    }
+# —— every attack, in its run ——
 
 
-@on_the_cluster
-@pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[f"{a.slug}: {a.claim}" for a in VERDICT_LAYER])
-def test_attack_gains_nothing_even_unscanned(verdict_run, attack):
-    got, alone = beside_its_base(verdict_run["outcomes"], attack)
-    assert alone.score < alone.max_score, f"{attack.base} is supposed to be wrong"
+# A known limit, not a pass (grader/README.md, "Not defended"): coloring's tangent count reads the
+# exported program's structure (its tangent marks), and a hand-made program can fake structure.
+# This attack pushes n tangents through the test's function (jacfwd), drops the real marks and
+# writes one forged mark: 14/18 against 8/18. Values stay checked; the cost is what is not.
+# strict: the day the count is proven from something a program cannot fake, these must pass.
+FORGED_STRUCTURE = pytest.mark.xfail(
+    strict=True, reason="known limit: the tangent count is read from program structure a hand-made program can fake"
+)
+
+
+def _attack_params(chosen):
+    return [
+        pytest.param(
+            a,
+            id=a.slug,
+            marks=[local if a.run == "local" else on_the_cluster]
+            + ([FORGED_STRUCTURE] if a.slug == "closure_walk_to_counter" else []),
+        )
+        for a in chosen
+    ]
+
+
+@pytest.mark.parametrize("attack", _attack_params(ATTACKS))
+def test_attack_scores_no_more_than_its_base(attack, request):
+    run = request.getfixturevalue("local_run" if attack.run == "local" else "cluster_run")
+    got, alone = beside_its_base(run, attack)
+    if attack.base != "reference":
+        assert alone.score < alone.max_score, f"{attack.base} is supposed to be wrong"
     assert got.score <= alone.score, (
-        f"{attack.claim}: {got.score}/{got.max_score}, more than {attack.base} alone ({alone.score}): {got.notes}"
+        f"{attack.slug} ({attack.kind}): {got.score}/{got.max_score}, more than {attack.base} alone "
+        f"({alone.score}): {got.notes}"
     )
 
 
-@on_the_cluster
-@pytest.mark.parametrize("attack", VERDICT_LAYER, ids=[a.slug for a in VERDICT_LAYER])
-def test_attack_reaches_nothing(verdict_run, attack):
-    autograded = verdict_run["out"] / "course" / "autograded"
-    path = course.notebook_path(autograded / f"attack-{attack.slug}", attack.assignment)
-    outcome = verdict_run["outcomes"][(f"attack-{attack.slug}", attack.assignment)]
-    if not outcome.graded:  # its kernel died (e.g. it killed what it could): then it must say so, at 0
-        assert outcome.score == 0 and outcome.notes, (
-            f"{attack.claim}: no autograded notebook, yet {outcome.score} points and notes {outcome.notes}"
-        )
+@pytest.mark.parametrize("attack", _attack_params(ATTACKS))
+def test_attack_leaks_nothing(attack, request):
+    """Neither the instructor's autograded notebook (everything the kernel printed) nor the
+    student's page holds the secret, the student's key, a hidden input or a line of a hidden
+    verdict: the kernel never had them."""
+    run = request.getfixturevalue("local_run" if attack.run == "local" else "cluster_run")
+    student, assignment = f"attack-{attack.slug}", attack.assignment
+    got = outcome(run, student, assignment)
+    if not got.graded:  # its kernel died (e.g. it killed what it could): then it must say so, at 0
+        assert got.score == 0 and got.notes, f"{attack.slug}: not graded, yet {got.score} points and notes {got.notes}"
         return
-    nb = nbformat.read(path, as_version=4)
-    outputs = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream"]
-    text = "\n".join(o.get("text", "") for o in outputs)
-    # Inside the sandbox the only writable places are its private /tmp and folder, gone afterwards.
-    leaks = [m.group(0) for m in FORBIDDEN_OUTPUT.finditer(text) if not m.group(0).startswith("WROTE /tmp")]
-    assert not leaks, f"{attack.claim}: the kernel reached {leaks[:5]}"
+    notebook = course.notebook_path(run["out"] / "course" / "autograded" / student, assignment).read_text("utf-8")
+    for where, text in (("the autograded notebook", notebook), ("the feedback page", page(run, student, assignment))):
+        assert not leaks_in(text, run["out"], student, assignment), (
+            f"{attack.slug}: {where} holds {leaks_in(text, run['out'], student, assignment)}"
+        )
+        lines = [line for line in hidden_verdict_lines(assignment) if line in text]
+        assert not lines, f"{attack.slug}: {where} holds hidden verdict lines {lines[:3]}"
 
 
-@on_the_cluster
-def test_forged_evidence_is_named_even_unscanned(verdict_run):
-    forger = verdict_run["outcomes"][("attack-fake_pass_output", "softplus")]
-    assert forger.score == 0 and "tampering" in forger.flags, (forger.score, forger.flags)
-    assert any("检测到篡改评分的迹象" in note and "评分证据" in note for note in forger.notes), forger.notes
-
-
-@on_the_cluster
-def test_attacks_change_nothing_outside(verdict_run):
-    assert verdict_run["protected_after"] == verdict_run["protected_before"], "solutions/ or exercises/ changed"
-    assert verdict_run["after"] == verdict_run["before"], "other students' results or gradebook rows changed"
-    before, after = verdict_run["submissions"]
-    assert after == before, "grading changed the submitted folder"
-    assert not planted_files(), f"an attack left files behind: {planted_files()}"
-
-
-@pytest.fixture(scope="module")
-def scanned_run(tmp_path_factory):
-    """The real configuration, scan and guard on: the attacks that break a rule reach no kernel,
-    the others run confined beside the reference and their wrong answers alone."""
-    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    hostile.attack_class(submitted, "rules")
-    hostile.attack_class(submitted, "guard")
-    hostile.honest_class(submitted, RULE_KEEPERS)
-    outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *args: None)
-    return {"out": out, "outcomes": {(o.student, o.assignment): o for o in outcomes}}
-
-
-@scanned
-@pytest.mark.parametrize("attack", RULE_BREAKERS, ids=[a.slug for a in RULE_BREAKERS])
-def test_rule_breaking_attack_is_flagged_and_scores_zero(scanned_run, attack):
-    key = (f"attack-{attack.slug}", attack.assignment)
-    row = read_csv(scanned_run["out"])[key]
-    assert float(row["score"]) == 0, f"{attack.claim}: scored {row['score']}"
-    assert row["flags"].split() == ["rules"], row
-    page = (scanned_run["out"] / "feedback" / key[0] / key[1] / f"{key[1]}.html").read_text(encoding="utf-8")
-    assert "作答区没有遵守作答规则" in page and "记 0 分" in page and "第 " in page
+def test_every_attack_class_is_covered():
+    """The classes of issue #31 and of the threat model, each with at least one attack."""
+    named = {
+        "str-subclass formatting": "format_string_walk",
+        "objects carried back by exceptions": "exception_carried_objects",
+        "closure/globals walks to counters": "closure_walk_to_counter",
+        "answer-defined array/buffer protocols": "raw_memory_protocols",
+        "the environment": "environment_key_hunt",
+        "linecache": "linecache_hidden_source",
+        "moved test cells": "moved_test_cell",
+        "recorded tracer values": "recorded_tracer_values",
+        "programs outside test cells": "programs_outside_tests",
+        "repeated programs in a test cell": "programs_repeated",
+        "an artifact made from a wrong function": "wrong_function_artifact",
+        "an operation outside the allow-list": "refused_op",
+        "a custom_call outside the allow-list": "refused_custom_call",
+        "the key and the hidden inputs in the kernel": PROBE,
+        "patching the libraries in the kernel": "patch_allclose",
+        "a custom_vjp look-alike": "custom_vjp_subclass",
+        "redefining test-cell names": "shadow_residuals",
+        "nbgrader's partial credit": "numeric_last_expression",
+        "reading files": "read_secrets",
+        "writing files and the gradebook": "write_everywhere",
+        "network and processes": "network_and_processes",
+        "the host disk": "fill_disk",
+        "process flood": "process_flood",
+        "outputs of every MIME type": "huge_outputs",
+        "HTML and script in outputs": "html_in_outputs",
+    }
+    assert {kind: BY_SLUG[slug].kind for kind, slug in named.items() if slug in BY_SLUG} == {k: k for k in named}
+    assert {a.kind for a in ATTACKS} <= set(named), "an attack class this test does not name"
 
 
 def test_each_test_of_a_run_is_in_that_runs_group(request):
     """A test that reads a run but sits in another pytest-xdist group would grade the class a
     second time on another worker (minutes), and silently."""
-    groups = {"scanned_run": {"tampering"}, "verdict_run": {"cluster"}}
     for item in request.session.items:
-        if item.module is request.module:
-            runs = [run for run in groups if run in item.fixturenames]
-            marked = {mark.args[0] for mark in item.iter_markers("xdist_group")}
-            assert not runs or marked == groups[runs[0]], f"{item.name} reads {runs} but is in the group {marked}"
+        if item.module is not request.module:
+            continue
+        marked = {mark.args[0] for mark in item.iter_markers("xdist_group")}
+        runs = [run for run in RUNS if run in item.fixturenames]
+        attack = getattr(item, "callspec", None) and item.callspec.params.get("attack")
+        if attack is not None:
+            runs = ["local_run" if attack.run == "local" else "cluster_run"]
+        assert len(runs) <= 1 and marked == {RUNS[r] for r in runs}, f"{item.name} reads {runs} but is in {marked}"
 
 
-def test_every_rule_keeping_attack_is_marked_guard():
-    assert all("guard" in a.layers for a in RULE_KEEPERS), [a.slug for a in RULE_KEEPERS if "guard" not in a.layers]
+# —— the local run: the attacks on the grade ——
 
 
-@scanned
-@pytest.mark.parametrize("attack", RULE_KEEPERS, ids=[f"{a.slug}: {a.claim}" for a in RULE_KEEPERS])
-def test_rule_keeping_attack_gains_nothing(scanned_run, attack):
-    """The scan lets it run: the guard and the test cells' own namespace leave it nothing to bend."""
-    assert ch4rules.problems(attack.answer, preamble=setup(attack.assignment)) == [], (
-        f"{attack.claim}: the scan refuses it, so it is a rule breaker"
+def _got(run, slug):
+    return beside_its_base(run, BY_SLUG[slug])
+
+
+@local
+def test_str_format_walk_rewrites_the_kernel_and_gains_nothing(local_run):
+    got, alone = _got(local_run, "format_string_walk")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    assert "WALKED to ['EXPORT_HELPERS', '_Tests', 'ch4judge', 'jax']" in text, "the walks did not reach the kit"
+    assert "REWROTE the kit's programs" in text
+    assert (got.score, got.flags) == (alone.score, alone.flags), (got.score, alone.score, got.flags, got.notes)
+
+
+@local
+def test_objects_carried_by_exceptions_only_take_programs_away(local_run):
+    """The frames an exception carries lead into the kit while it exports; relabelling a payload
+    through them makes a test lose its programs, and the submission is flagged for a person."""
+    got, alone = _got(local_run, "exception_carried_objects")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    assert "CARRIED BACK module ch4check" in text and "relabelled as test_custom_vjp" in text, text[-2000:]
+    assert got.score <= alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
+    assert any(messages.programs_malformed("test_hidden_random") in note for note in got.notes), got.notes
+
+
+@local
+@FORGED_STRUCTURE
+def test_a_closure_walk_to_the_tests_counter_gains_nothing(local_run):
+    """colored_jacobian_banded walks from the function a test hands it to the test's custom_jvp
+    and namespace. In the new design the tangent marks are counted in the exported program:
+    switching them off and forging one must not turn jacfwd (n tangents) into a pass."""
+    got, alone = _got(local_run, "closure_walk_to_counter")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    assert "REACHED the test namespaces: [[" in text, "the walk never reached a test's namespace"
+    lost = {t: p for t, p in per_test_scores(local_run, got.student, got.assignment).items() if not p}
+    assert got.score <= alone.score, (
+        f"forged tangent marks: {got.score}/{got.max_score} against {alone.score} for jacfwd alone; "
+        f"tests still failed: {sorted(lost)}"
     )
-    got, alone = beside_its_base(scanned_run["outcomes"], attack)
-    assert got.score <= alone.score < alone.max_score, (attack.claim, got.score, alone.score, got.notes)
-    if attack.slug.startswith(("shadow_", "reflect_")):  # they change nothing at all in the tests
-        assert got.score == alone.score, (got.score, alone.score, got.notes)
 
 
-REFLECTIVE = [a for a in ATTACKS if a.slug.startswith("reflect_")]
+@local
+def test_raw_memory_through_every_protocol_gains_nothing(local_run):
+    got, alone = _got(local_run, "raw_memory_protocols")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    for protocol in ("__array_interface__", "__array_struct__", "__dlpack__", "__buffer__"):
+        assert f"RAW {protocol}: read ok, write ok" in text, f"{protocol} was no raw read/write here: {text[-1500:]}"
+    assert "RAW rewrote ch4judge.MARK_FORMAT in this kernel: (0, 0)" in text
+    assert (got.score, got.flags) == (alone.score, alone.flags), (got.score, alone.score, got.notes)
 
 
-@scanned
-@pytest.mark.parametrize("attack", REFLECTIVE, ids=[a.slug for a in REFLECTIVE])
-def test_reflective_attack_reaches_nothing(scanned_run, attack):
-    """Every attribute name of the language's internal objects, read from the answer's own
-    function, lambda, generator or exception, then three steps towards the builtins: the kit's
-    evidence helper is never replaced, and the refusals are named in the feedback."""
-    got, alone = _outcome(scanned_run, attack.slug)
-    graded = scanned_run["out"] / "course" / "autograded" / f"attack-{attack.slug}"
-    cells = nbformat.read(course.notebook_path(graded, "softplus"), as_version=4).cells
-    printed = json.dumps([cell.get("outputs", []) for cell in cells], ensure_ascii=False)
-    assert "attributes read" in printed and "REPLACED" not in printed
-    assert any("访问被拒绝" in note for note in got.notes), got.notes
+@local
+def test_the_kernel_environment_holds_no_key(local_run):
+    got, alone = _got(local_run, "environment_key_hunt")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    keys = re.search(r"^ENV (\[.*\])$", text, re.MULTILINE)
+    assert keys, "the attack did not print its environment"
+    names = json.loads(keys.group(1).replace("'", '"'))
+    assert "CH4_GRADING" in names and not [n for n in names if re.search("SEED|SECRET|KEY|TOKEN", n)], names
+    assert got.score == alone.score
 
 
-def _outcome(run, slug):
-    return beside_its_base(run["outcomes"], next(a for a in ATTACKS if a.slug == slug))
+@local
+def test_linecache_and_frames_hold_no_hidden_verdict(local_run):
+    """The kit keeps test bodies in linecache and the running cell's source is in its frames:
+    a graded kernel only ever had the export part of a test, never a verdict."""
+    got, alone = _got(local_run, "linecache_hidden_source")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    bodies = re.findall(TEST_BODY_PRINTED, text, re.M | re.S)
+    assert len(bodies) == len(verdict.test_cells(got.assignment)), f"the attack saw {len(bodies)} test bodies"
+    assert "FRAME SOURCE" in text, "the attack found no test source in the frames"
+    assert not [b for b in bodies if "seed_for(" in b or VERDICT_MARKER in b], "a verdict reached the kernel"
+    assert got.score == alone.score
 
 
-@scanned
-def test_the_frame_walk_forger_scores_what_its_base_scores_and_is_named(scanned_run):
-    got, alone = _outcome(scanned_run, "frame_walk_forger")
-    assert got.score == alone.score, (got.score, alone.score, got.notes)
-    assert any("访问被拒绝" in note and "gi_frame" in note for note in got.notes), got.notes
-    page = scanned_run["out"] / "feedback" / got.student / got.assignment / f"{got.assignment}.html"
-    text = html.unescape(page.read_text(encoding="utf-8"))
-    assert "访问被拒绝" in text and "gi_frame" in text, "the refusals are not listed in the feedback"
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(run, request):
-    got, alone = _outcome(request.getfixturevalue(run), "custom_vjp_subclass")
-    assert got.score == alone.score == alone.max_score - 1, (got.score, alone.score, got.notes)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_no_hidden_test_source_reaches_the_feedback(run, request):
-    source = nbformat.read(course.notebook_path(course.SOLUTIONS, "softplus"), as_version=4)
-    hidden_lines = {
-        line.strip()
-        for cell in source.cells
-        if "### BEGIN HIDDEN TESTS" in cell.source
-        for line in cell.source.splitlines()
-        if "seed_for(" in line
-    }
-    assert hidden_lines, "the check needs lines that only hidden tests have"
-    feedback = request.getfixturevalue(run)["out"] / "feedback"
-    page = feedback / "attack-walk_to_hidden_source" / "softplus" / "softplus.html"
-    text = html.unescape(page.read_text(encoding="utf-8"))
-    assert not [line for line in hidden_lines if line in text], "a hidden test's source is in the feedback"
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(run, request):
+@local
+def test_what_the_answer_prints_during_hidden_tests_is_not_in_the_feedback(local_run):
     """The instructor's autograded notebook keeps what the answer printed; the student's page
-    keeps only what it printed while visible tests ran."""
-    out = request.getfixturevalue(run)["out"]
-    graded = out / "course" / "autograded" / "attack-print_hidden_inputs"
-    nb = nbformat.read(course.notebook_path(graded, "softplus"), as_version=4)
-    hidden = verdict.hidden_tests("softplus")
-    leaks = {"hidden": 0, "elsewhere": 0}
-    for cell in nb.cells:
-        where = "hidden" if cell.metadata.get("nbgrader", {}).get("grade_id") in hidden else "elsewhere"
-        leaks[where] += json.dumps(cell.get("outputs", []), ensure_ascii=False).count("LEAK ")  # printed, not source
-    assert leaks["hidden"] > 0 and leaks["elsewhere"] > 0, f"the attack must print in both kinds of test: {leaks}"
-    page = (out / "feedback" / "attack-print_hidden_inputs" / "softplus" / "softplus.html").read_text(encoding="utf-8")
-    assert page.count("LEAK ") == leaks["elsewhere"], "what the answer printed during a hidden test is in the page"
-    assert messages.HIDDEN_OUTPUT_DROPPED in page
+    keeps only what it printed while visible tests ran (here: the test bodies it found)."""
+    got = outcome(local_run, "attack-linecache_hidden_source", "residuals")
+    hidden = verdict.hidden_tests(got.assignment)
+    counts = {"hidden": 0, "visible": 0}
+    for cell in autograded(local_run, got.student, got.assignment).cells:
+        test = cell.metadata.get("nbgrader", {}).get("grade_id") if verdict.is_test(cell) else None
+        if test is not None:
+            one = printed(nbformat.v4.new_notebook(cells=[cell]))
+            counts["hidden" if test in hidden else "visible"] += one.count("LINECACHE export")
+    assert counts["hidden"] > 0 and counts["visible"] > 0, f"the attack must print in both kinds of test: {counts}"
+    shown = page(local_run, got.student, got.assignment)
+    assert shown.count("LINECACHE export") == counts["visible"], "what it printed during a hidden test is on the page"
+    assert messages.HIDDEN_OUTPUT_DROPPED in shown and verdict.HIDDEN_BEGIN not in shown
 
 
-@scanned
-def test_every_student_has_a_row(scanned_run):
-    rows = read_csv(scanned_run["out"])
-    assert set(rows) == set(scanned_run["outcomes"]), "grades.csv must list every submission"
+@local
+def test_a_moved_test_cell_runs_where_it_was_released(local_run):
+    """The submitted notebook moved a visible test after the hidden ones: intake puts it back, so
+    it runs (and prints) before any hidden test; and the answer only ever saw tracers."""
+    got, alone = _got(local_run, "moved_test_cell")
+    assert messages.cells_reordered() in got.notes, got.notes
+    nb = autograded(local_run, got.student, got.assignment)
+    release = answers.release_notebook(got.assignment)
+    assert hostile.released_order(nb) == hostile.released_order(release), "the moved cell did not run where released"
+    recorded = [line for line in printed(nb).splitlines() if line.startswith("RECORDED")]
+    assert recorded and all(ABSTRACT.search(line) for line in recorded), recorded[:5]
+    assert got.score <= alone.score
 
 
-@scanned
-def test_csv_keeps_its_first_four_columns(scanned_run):
-    header = (scanned_run["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
+@local
+def test_recorded_call_values_are_only_tracers(local_run):
+    got, alone = _got(local_run, "recorded_tracer_values")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    recorded = [line for line in text.splitlines() if line.startswith("RECORDED")]
+    assert len(recorded) > 10, f"the answer recorded too little to prove anything: {recorded}"
+    concrete = [part for line in recorded for part in line.split(" | ") if part.startswith("CONCRETE")]
+    assert all(ABSTRACT.search(line) for line in recorded), [line for line in recorded if not ABSTRACT.search(line)][:3]
+    # Reaching inside a tracer gives a jaxpr variable, or the one constant jax.grad itself seeds
+    # the cotangent with (1.0): nothing of an input.
+    inside = [part for part in concrete if not ABSTRACT.search(part) and part != "CONCRETE Literal(1.0)"]
+    assert not inside, inside[:3]
+    assert got.score == alone.score
+
+
+@local
+def test_programs_outside_test_cells_are_not_read_and_are_flagged(local_run):
+    """Correct programs for every test, displayed by the answer cell: not a test cell's own
+    output, so no test reads them; a person is asked to look (no blanket 0)."""
+    got, alone = _got(local_run, "programs_outside_tests")
+    assert got.score == alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
+    assert any(messages.programs_outside_tests(6) in note for note in got.notes), got.notes
+    assert alone.flags == []
+
+
+@local
+def test_repeated_programs_in_a_test_cell_are_not_read(local_run):
+    got, alone = _got(local_run, "programs_repeated")
+    assert got.score <= alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
+    assert any("输出了 2 份导出的程序" in note for note in got.notes), got.notes
+
+
+@local
+def test_an_artifact_from_a_wrong_function_scores_as_that_function(local_run):
+    """The interface holds the reference, the test cells' outputs carry programs exported from
+    the wrong function: the grade follows the programs, test by test."""
+    got, alone = _got(local_run, "wrong_function_artifact")
+    assert per_test_scores(local_run, got.student, got.assignment) == per_test_scores(
+        local_run, alone.student, alone.assignment
+    )
+    assert got.score == alone.score < got.max_score and got.flags == [], (got.score, alone.score, got.flags)
+
+
+@local
+@pytest.mark.parametrize(
+    "slug, refused, reason",
+    [
+        ("refused_op", {"test_hidden_random"}, "stablehlo.replica_id"),
+        ("refused_custom_call", {"test_visible_value_grad", "test_visible_residuals"}, "xla_ffi_python_cpu_callback"),
+    ],
+)
+def test_the_judge_refuses_a_hand_made_artifact(local_run, slug, refused, reason):
+    """A program with an operation or a custom_call outside the allow-list: those tests score 0,
+    the others keep their points, the submission is flagged and the refusal named."""
+    got, reference = _got(local_run, slug)
+    full = full_points(got.assignment)
+    expected = {test: 0.0 if test in refused else points for test, points in full.items()}
+    assert per_test_scores(local_run, got.student, got.assignment) == expected
+    assert got.score == reference.max_score - sum(full[t] for t in refused)
+    assert "tampering" in got.flags, got.flags
+    assert any(note.startswith("评分程序没有运行") and reason in note for note in got.notes), got.notes
+
+
+@local
+def test_the_kernel_holds_no_key_and_no_hidden_input(local_run):
+    """A correct answer that searches its kernel for the course's secret, its own key, every
+    test's seed and every hidden input (by hash): its environment, every file it can read, every
+    object the garbage collector reaches and, after the hidden tests, its whole writable memory.
+    It finds nothing, and keeps full marks."""
+    got = outcome(local_run, f"attack-{PROBE}", "residuals")
+    text = printed(autograded(local_run, got.student, got.assignment))
+    scans = dict(re.findall(r"^SCANNED (answer|end) (.*)$", text, re.MULTILINE))
+    assert set(scans) == {"answer", "end"}, f"the probe did not finish: {text[-3000:]}"
+    counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", scans["end"])}
+    assert counts.get("environ", 0) > 3 and counts.get("files", 0) > 5 and counts.get("objects", 0) > 100_000, counts
+    assert counts.get("memory_MiB", 0) > 50, f"the memory scan read too little: {counts}"
+    assert "FOUND" not in text, [line for line in text.splitlines() if "FOUND" in line]
+    assert (got.score, got.flags) == (got.max_score, []), (got.score, got.flags, got.notes)
+
+
+def test_the_probe_would_find_what_it_looks_for():
+    """The probe's search, run here on data holding a target: it is no blind scan."""
+    code = BY_SLUG[PROBE].parts[0].split('scan_everything("answer")')[0]
+    space = {}
+    exec(compile(code, "<probe>", "exec"), space)
+    secret = "ab" * 32
+    array = np.random.default_rng(0).normal(size=64).astype(np.float32)
+    space["TARGETS"].update({
+        "text": [hashlib.sha256(secret.encode()).hexdigest()],
+        "raw": [(int.from_bytes(array.tobytes()[:4], "little"), 16, hashlib.sha256(array.tobytes()[:16]).hexdigest())],
+        "sizes": [64],
+    })  # fmt: skip
+    scan = space["_Scan"]("here")
+    scan.text(b"xx " + secret.encode() + b" yy", "text")
+    scan.raw(b"\1\2\3" + array.tobytes(), "bytes")
+    assert len(scan.found) == 2, scan.found
+
+
+@local
+@pytest.mark.parametrize("student", sorted(HONEST))
+def test_honest_python_keeps_full_marks_with_no_flag(local_run, student):
+    got = outcome(local_run, student, HONEST[student][0])
+    assert got.score == got.max_score and got.flags == [], (got.score, got.flags, got.notes)
+
+
+@local
+@pytest.mark.parametrize(
+    "slug", ["custom_vjp_subclass", "shadow_residuals", "patch_allclose", "numeric_last_expression"]
+)
+def test_what_the_kernel_patches_changes_nothing(local_run, slug):
+    """Look-alike rules, names redefined, libraries patched, nbgrader's partial credit from a
+    number printed last: the score is its base's exactly."""
+    got, alone = _got(local_run, slug)
+    assert got.score == alone.score, (got.score, alone.score, got.notes)
+
+
+@local
+def test_a_custom_vjp_look_alike_scores_what_plain_autodiff_scores(local_run):
+    """A subclass of jax.custom_vjp around plain autodiff: the tests export the rule's halves
+    (there are none), so it scores what the answer without any rule scores."""
+    got, alone = _got(local_run, "custom_vjp_subclass")
+    assert "isinstance(sin2_save, jax.custom_vjp): True" in printed(autograded(local_run, got.student, got.assignment))
+    assert got.score == alone.score < alone.max_score, (got.score, alone.score, got.notes)
+
+
+@local
+def test_the_honest_students_results_stay_as_they_were(local_run):
+    assert local_run["after"] == local_run["before"], "other students' results or gradebook rows changed"
+    before, after = local_run["protected"]
+    assert after == before, "solutions/ or exercises/ changed"
+
+
+@local
+def test_every_student_has_a_row(local_run):
+    rows = read_csv(local_run["out"])
+    assert set(rows) == set(local_run["outcomes"]), "grades.csv must list every submission"
+    header = (local_run["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header == "student_id,assignment,score,max_score,flags"
 
 
-def setup(assignment: str) -> str:
-    return intake.setup_source(nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4))
+# —— the judge's allow-policy, in this process ——
 
 
-def test_scan_accepts_every_honest_answer():
-    honest = [(a, f"reference {a}", answers.reference_answer(a)) for a in course.ASSIGNMENTS]
-    honest += [(e.assignment, f"{e.assignment}/{e.path.name}", e.answer) for e in answers.entries()]
-    found = {name: ch4rules.problems(text, preamble=setup(a)) for a, name, text in honest}
-    flagged = {name: problems for name, problems in found.items() if problems}
-    assert not flagged, f"honest answers said to break the rules: {flagged}"
+def _exported(fun, *shapes, **options):
+    import jax
+    from jax import export
+
+    specs = [jax.ShapeDtypeStruct(shape, np.float32) for shape in shapes]
+    return export.export(jax.jit(fun), platforms=["cpu"], **options)(*specs)
 
 
-def test_every_attack_class_is_covered():
-    """The classes the threat model names, each with at least one attack."""
-    named = {
-        "comparisons": "patch_allclose",
-        "np.testing": "patch_testing",
-        "builtins": "replace_isinstance",
-        "check_grads": "replace_check_grads",
-        "set_custom_exc": "custom_exc",
-        "input transformers": "input_transformer",
-        "partial credit": "numeric_last_expression",
-        "settrace": "settrace_skip_asserts",
-        "__eq__": "always_equal",
-        "fake output and evidence": "fake_pass_output",
-        "patching jax": "patch_jax_vjp",
-        "reading files": "read_secrets",
-        "writing files and the gradebook": "write_everywhere",
-        "network and processes": "network_and_processes",
-        "redefining test-cell names": "forge_collect",
-        "import re-exports": "import_reexport",
-        "deep expressions": "deep_expression",
-        "host disk": "fill_disk",
-        "process flood": "process_flood",
-        "outputs of every MIME type": "huge_outputs",
-        "HTML and script in outputs": "html_in_outputs",
-        "frames to the builtins": "frame_walk_forger",
-        "frames to the hidden tests": "walk_to_hidden_source",
-        "a custom_vjp look-alike": "custom_vjp_subclass",
-        "printing hidden inputs": "print_hidden_inputs",
-        "the setup cell's names": "setup_names",
-    }
-    assert {f"reflect_{origin}" for origin in hostile.REFLECTIVE_ORIGINS} <= {a.slug for a in ATTACKS}
-    slugs = {a.slug for a in ATTACKS}
-    assert not [c for c, slug in named.items() if slug not in slugs]
-    assert {f"shadow_{a}" for a in course.ASSIGNMENTS} <= slugs, "one shadowing attack per assignment"
+def _sum_sin_sq(x):
+    import jax.numpy as jnp
+
+    return jnp.sum(jnp.sin(x) ** 2)
+
+
+def _with_line(exported, line: str):
+    """`exported` with one line added at the top of its main function (its MLIR text edited)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    lines = exported.mlir_module().splitlines()
+    main = next(i for i, text in enumerate(lines) if "func.func public @main" in text)
+    lines.insert(main + 1, line)
+    with mlir.make_ir_context():
+        edited = mlir.module_to_bytecode(ir.Module.parse("\n".join(lines)))
+    return dataclasses.replace(exported, mlir_module_serialized=edited)
+
+
+def _calls_out(x):
+    import jax
+    import jax.numpy as jnp
+
+    return jnp.sum(jax.ffi.ffi_call("xla_ffi_python_cpu_callback", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))
+
+
+def _disabled(target="xla_ffi_python_cpu_callback"):
+    from jax import export
+
+    return [export.DisabledSafetyCheck.custom_call(target)]
 
 
 @pytest.mark.parametrize(
-    "code",
+    "make, reason",
     [
-        "%config IPCompleter.greedy=True",
-        "!ls /",
-        "x = __import__('os')",
-        "d = np.__dict__",
-        "jax.interpreters.ad.primitive_jvps.update({})",
-        "np.testing.assert_allclose.__code__ = None",
-        "jax.config.update('jax_enable_x64', True)",
-        "np.load('x.npy')",
-        "jax.profiler.start_server(9999)",
-        "import importlib",
-        "from os import path",
-        "np.linalg.norm = None",
+        (
+            lambda: _with_line(_exported(_sum_sin_sq, (8,)), "    %r = stablehlo.replica_id : tensor<ui32>"),
+            "replica_id",
+        ),
+        (
+            lambda: _with_line(_exported(_sum_sin_sq, (8,)), "    %t = stablehlo.after_all : !stablehlo.token"),
+            "after_all",
+        ),
+        (lambda: _exported(_calls_out, (8,), disabled_checks=_disabled()), "安全检查"),
+        (
+            lambda: dataclasses.replace(
+                _exported(_calls_out, (8,), disabled_checks=_disabled()), disabled_safety_checks=()
+            ),
+            "xla_ffi_python_cpu_callback",
+        ),
     ],
+    ids=["op replica_id", "op after_all", "disabled safety check", "custom_call to a callback"],
 )
-def test_rules_name_each_kind_of_reach(code):
-    assert ch4rules.problems(code, preamble="import jax\nimport numpy as np\n"), code
+def test_judge_refuses_a_program_outside_its_policy(make, reason):
+    data = bytes(make().serialize())
+    with pytest.raises(ch4judge.Refused, match=reason):
+        ch4judge.load(data)
+    loaded, refusals = ch4judge.load_all({"f": {"program": base64.b64encode(data).decode()}})
+    assert "f" not in loaded and len(refusals) == 1 and reason in refusals[0]
+
+
+def _pure_callback(x):
+    import jax
+    import jax.numpy as jnp
+
+    return jnp.sum(jax.pure_callback(lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+
+
+def test_judge_loads_an_honest_program_and_a_callback_cannot_be_exported():
+    program = ch4judge.load(bytes(_exported(_sum_sin_sq, (8,)).serialize()))
+    assert np.isclose(float(program(np.ones(8, np.float32))), 8 * np.sin(1.0) ** 2, rtol=1e-5)
+    with pytest.raises(Exception, match="custom calls"):
+        _exported(_calls_out, (8,)).serialize()
+    with pytest.raises(Exception, match="host_callbacks"):
+        _exported(_pure_callback, (8,)).serialize()
+
+
+# —— no verdict in any kernel, for every converted assignment ——
+
+CONVERTED = [
+    a for a in course.ASSIGNMENTS if "collect(" not in course.notebook_path(course.SOLUTIONS, a).read_text("utf-8")
+]
+
+
+@pytest.mark.parametrize("assignment", CONVERTED)
+def test_no_verdict_enters_a_graded_kernel(assignment):
+    """What nbgrader runs in a graded kernel (`kernel_notebook`) holds no `seed_for`, no verdict
+    marker and no line that only a hidden verdict has."""
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    kernel = "\n".join(c.source for c in verdict.kernel_notebook(source).cells)
+    assert "seed_for" not in kernel and VERDICT_MARKER not in kernel
+    assert not [line for line in hidden_verdict_lines(assignment) if line in kernel]
+
+
+# —— the distributed run: the attacks on the machine ——
+
+
+@on_the_cluster
+@pytest.mark.parametrize("attack", [a for a in CLUSTER], ids=[a.slug for a in CLUSTER])
+def test_attack_reaches_nothing(cluster_run, attack):
+    got = outcome(cluster_run, f"attack-{attack.slug}", attack.assignment)
+    if not got.graded:
+        assert got.score == 0 and got.notes, f"{attack.slug}: not graded, yet {got.score} points and notes {got.notes}"
+        return
+    text = printed(autograded(cluster_run, got.student, got.assignment))
+    # Inside the sandbox the only writable places are its private /tmp and folder, gone afterwards.
+    reached = [m.group(0) for m in FORBIDDEN_OUTPUT.finditer(text) if not m.group(0).startswith("WROTE /tmp")]
+    assert not reached, f"{attack.claim}: the kernel reached {reached[:5]}"
+
+
+@on_the_cluster
+def test_attacks_change_nothing_outside(cluster_run):
+    before, after = cluster_run["protected"]
+    assert after == before, "solutions/ or exercises/ changed"
+    assert cluster_run["after"] == cluster_run["before"], "other students' results or gradebook rows changed"
+    submitted_before, submitted_after = cluster_run["submissions"]
+    assert submitted_after == submitted_before, "grading changed the submitted folder"
+    assert not planted_files(), f"an attack left files behind: {planted_files()}"

@@ -1,8 +1,9 @@
-"""Attack: a subclass of jax.custom_vjp with its own __call__ around plain automatic
-differentiation, so that an isinstance check reports a custom rule that is never used."""
-# base: softplus wrong_no_custom_vjp
-# layers: guard verdict
-# Before the checks asked for the exact type this scored 14/14 (13/14 without the subclass).
+"""Attack: subclasses of jax.custom_vjp with their own __call__ around plain automatic
+differentiation, so that a type check would report custom rules that are never used."""
+# base: residuals wrong_no_custom_vjp
+# class: a custom_vjp look-alike
+# Under the guard, before the checks asked for the exact type, such a look-alike scored full
+# marks on softplus. Now a test exports the rule's halves (f.fwd, f.bwd): there are none.
 import jax
 
 
@@ -11,4 +12,6 @@ class LooksLikeARule(jax.custom_vjp):
         return self.fun(x)
 
 
-softplus_prod = LooksLikeARule(softplus_prod)  # noqa: F821 - defined by the base answer above
+sin2_save = LooksLikeARule(sin2_save)  # noqa: F821 - defined by the base answer above
+sin2_recompute = LooksLikeARule(sin2_recompute)  # noqa: F821
+print("isinstance(sin2_save, jax.custom_vjp):", isinstance(sin2_save, jax.custom_vjp))

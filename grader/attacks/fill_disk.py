@@ -1,7 +1,8 @@
 """Attack: fill the disk from the kernel's working folder and /tmp, 16 MiB at a time, up to 2 GiB
 each, to starve the grader and the other students."""
-# base: softplus wrong_naive_forward
-# layers: rules verdict
+# base: residuals wrong_grad_missing_cos
+# class: the host disk
+# run: cluster
 import os
 
 _chunk = b"x" * (16 * 2**20)

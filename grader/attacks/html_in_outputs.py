@@ -1,7 +1,8 @@
 """Attack: display HTML that fakes a full-marks banner, runs a script and an onerror handler in
 the feedback page an instructor opens."""
-# base: softplus wrong_naive_forward
-# layers: guard verdict
+# base: residuals wrong_grad_missing_cos
+# class: HTML and script in outputs
+# run: cluster
 
 
 class _Banner:

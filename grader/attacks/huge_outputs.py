@@ -1,7 +1,8 @@
 """Attack: outputs of every kind, each about 20 MB (text, HTML, PNG, JSON, an error), to bloat
 the autograded notebook, the gradebook and the feedback page."""
-# base: softplus wrong_naive_forward
-# layers: rules verdict
+# base: residuals wrong_grad_missing_cos
+# class: outputs of every MIME type
+# run: cluster
 import base64
 
 from IPython.display import display

@@ -1,6 +1,7 @@
 """Attack: reach the network, and kill the grader and every other process it can see."""
-# base: softplus wrong_naive_forward
-# layers: rules verdict
+# base: residuals wrong_grad_missing_cos
+# class: network and processes
+# run: cluster
 import os
 import signal
 import socket

@@ -1,7 +1,8 @@
 """Attack: start as many processes as the system allows (at most 3000, each sleeping 60 s), so
 that a neighbour's kernel cannot start its own threads or processes."""
-# base: softplus wrong_naive_forward
-# layers: rules verdict
+# base: residuals wrong_grad_missing_cos
+# class: process flood
+# run: cluster
 import os
 import time
 

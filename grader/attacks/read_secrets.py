@@ -1,7 +1,8 @@
 """Attack: look for solutions, hidden tests, the gradebook and other students' work; use the
 reference solution if it can be read."""
-# base: softplus wrong_naive_forward
-# layers: rules verdict
+# base: residuals wrong_grad_missing_cos
+# class: reading files
+# run: cluster
 import json
 import os
 
