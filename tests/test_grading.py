@@ -21,23 +21,41 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.preprocessors import Execute
 
-from grader import answers, course, sample_classes, verdict
+from grader import answers, course, messages, sample_classes, verdict
 
-ASSIGNMENT = "safe_norm"  # quick to grade; the broken cases do not depend on the assignment
+ASSIGNMENT = "residuals"  # quick to grade; the broken cases do not depend on the assignment
 CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
 pytestmark = pytest.mark.xdist_group("grading")  # one worker owns the run below
 
-# A wrong answer beside the broken ones: its zero fallback has the visible tests' length, so the
-# hidden tests (other lengths) fail too, and this hint of a hidden test must reach its feedback.
+# A wrong answer beside the broken ones: sin2_recompute's backward rule gives 0 beyond |x| = 5,
+# which no visible input reaches (they stay within 3) but test_hidden_random's inputs (96 or 160 of
+# them, uniform on ±6) always do; the other hidden tests stay within 4. This hint of that hidden
+# test must reach its feedback.
 HIDDEN_FAILS = "hidden-fails"
-HIDDEN_ANSWER = next(e.answer for e in answers.entries(ASSIGNMENT) if e.slug == "hardcoded_size")
-HIDDEN_TEST, HIDDEN_POINTS, HIDDEN_HINT = "test_hidden_random", 4, "实现不能依赖固定长度；切向量规则要对 t 线性"
+RECOMPUTED = "return (g * jnp.sin(2.0 * x),)"
+HIDDEN_ANSWER = answers.reference_answer(ASSIGNMENT).replace(
+    RECOMPUTED, "return (jnp.where(jnp.abs(x) < 5.0, g * jnp.sin(2.0 * x), 0.0),)"
+)
+HIDDEN_TEST, HIDDEN_POINTS, HIDDEN_HINT = "test_hidden_random", 2, "应等于 sin 2x。"
+
+
+# The reference with its test cells moved above the answer, in reverse order: run as handed in,
+# every test would find nothing to export. Intake puts them back in released order.
+MOVED = "tests-moved"
+
+
+def moved_tests():
+    nb = sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
+    tests = [c for c in nb.cells if verdict.is_test(c)]
+    rest = [c for c in nb.cells if not verdict.is_test(c)]
+    setup = next(i for i, c in enumerate(rest) if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    nb.cells = rest[: setup + 1] + tests[::-1] + rest[setup + 1 :]
+    return nb
 
 
 def grade(submitted, out, *extra, **run):
-    # The crashing cases need os and ctypes, which the tampering scan would stop before they run
-    # (tests/test_tampering.py covers that); here the kernels must really crash.
-    limits = ["--cell-timeout", CELL_TIMEOUT, "--ceiling", CEILING, "--no-code-scan"]
+    # The crashing cases need os and ctypes: student code runs as written, and the kernels really crash.
+    limits = ["--cell-timeout", CELL_TIMEOUT, "--ceiling", CEILING]
     return grade_cli(submitted, out, *limits, *extra, **run)
 
 
@@ -56,6 +74,7 @@ def graded(tmp_path_factory):
     submitted = tmp_path_factory.mktemp("submitted")
     sample_classes.broken_class(submitted, ASSIGNMENT)
     sample_classes.write(submitted, HIDDEN_FAILS, ASSIGNMENT, sample_classes.answered(ASSIGNMENT, HIDDEN_ANSWER))
+    sample_classes.write(submitted, MOVED, ASSIGNMENT, moved_tests())
     (submitted / "ok-1" / "no_such_assignment").mkdir()
     (submitted / "ok-1" / "no_such_assignment" / "x.ipynb").write_text("{}")
     protected = {"submitted": submitted, "solutions": course.SOLUTIONS, "exercises": course.EXERCISES}
@@ -90,7 +109,8 @@ def test_a_progress_line_for_each_submission_graded(graded):
 
 def test_csv_has_the_contract_header_and_a_row_per_submission(graded):
     assert graded.header == "student_id,assignment,score,max_score,flags"  # flags: added after the contract's four
-    assert set(graded.rows) == {(c.student, c.assignment) for c in CASES} | {(HIDDEN_FAILS, ASSIGNMENT)}
+    extra = {(HIDDEN_FAILS, ASSIGNMENT), (MOVED, ASSIGNMENT)}
+    assert set(graded.rows) == {(c.student, c.assignment) for c in CASES} | extra
 
 
 def test_the_course_folder_holds_the_gradebook_and_the_autograded_notebooks(graded):
@@ -113,6 +133,13 @@ def test_each_submission_gets_its_score_and_reason(graded, case):
         assert case.note in score_table_line(graded.done.stdout, case.student), (
             f"{case.why}: score table lacks '{case.note}'"
         )
+
+
+def test_test_cells_moved_above_the_answer_run_where_they_were_released(graded):
+    row = graded.rows[(MOVED, ASSIGNMENT)]
+    assert row["score"] == row["max_score"] and row["flags"] == "", row
+    assert messages.cells_reordered() in score_table_line(graded.done.stdout, MOVED)
+    assert messages.cells_reordered() in graded.pages[(MOVED, ASSIGNMENT)]
 
 
 def test_a_cell_over_its_limit_is_interrupted_and_the_rest_still_runs(graded):
@@ -142,6 +169,8 @@ def test_the_limits_default_to_60_and_300_seconds(monkeypatch, tmp_path):
     cli.main(["grade", "SUBMITTED", "--out", "OUT"])
     assert (seen[0].cell_timeout, seen[0].ceiling) == (60, 300)
     assert course.nbgrader_config(tmp_path, cell_timeout=seen[0].cell_timeout).Execute.timeout == 60
+    with pytest.raises(SystemExit):  # student code is never scanned, so there is no scan to switch off
+        cli.main(["grade", "SUBMITTED", "--out", "OUT", "--no-code-scan"])
 
 
 def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
@@ -150,6 +179,7 @@ def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, ASSIGNMENT), as_version=4)
     cells = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if verdict.is_test(c)}
+    assert RECOMPUTED in answers.reference_answer(ASSIGNMENT), "the hidden-fails answer is the reference"
     assert HIDDEN_TEST in verdict.hidden_tests(ASSIGNMENT) and HIDDEN_HINT in cells[HIDDEN_TEST].source
     assert cells[HIDDEN_TEST].metadata["nbgrader"]["points"] == HIDDEN_POINTS
     assert not [t for t, c in cells.items() if HIDDEN_HINT in c.source and t != HIDDEN_TEST], "the hint is not unique"
@@ -176,7 +206,7 @@ def reruns(graded, tmp_path_factory):
     changed = tmp_path_factory.mktemp("changed") / "submitted"
     shutil.copytree(graded.submitted, changed, symlinks=True)  # links stay links, never followed
     shutil.copytree(changed / "ok-1", changed / "ok-2")
-    wrong = next(e for e in answers.entries(ASSIGNMENT) if e.slug == "plain_norm")
+    wrong = next(e for e in answers.entries(ASSIGNMENT) if e.slug == "recompute_saves_sin2x")
     sample_classes.write(changed, "ok-1", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, wrong.answer))
     third = grade(changed, out)
     new = SimpleNamespace(done=third, rows=read_csv(out), gradebook=gradebook_rows(course.sqlite_url(out / "course")))

@@ -1,22 +1,24 @@
 """Intake (grader/intake.py): what happens to a submission before any kernel sees it. Fast: no
 kernels. Whatever a submission holds, intake returns a notebook to grade or a reason, and never
-raises."""
+raises. The student's own code is never scanned, changed or refused (the grade is decided by the
+judge on exported programs); the course's cells are put back as released, in released order."""
 
+import copy
 import json
 
 import nbformat
 import pytest
 
-from grader import answers, course, intake, sample_classes
+from grader import answers, course, intake, messages, sample_classes
 
-ASSIGNMENT = "softplus"
+ASSIGNMENT = "residuals"
 RELEASE = answers.release_notebook(ASSIGNMENT)
 GOOD = answers.reference_answer(ASSIGNMENT)
 
 
 def submit(tmp_path, nb=None, raw=None):
     sample_classes.write(tmp_path, "s", ASSIGNMENT, nb, raw=raw)
-    return intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    return intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE)
 
 
 def test_a_correct_submission_passes_untouched(tmp_path):
@@ -78,18 +80,50 @@ def test_invalid_utf8_and_deep_json_give_a_reason(tmp_path):
 def test_symlinks_are_refused_not_followed(tmp_path):
     (tmp_path / "s" / ASSIGNMENT).mkdir(parents=True)
     (tmp_path / "s" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").symlink_to(course.notebook_path(course.SOLUTIONS, ASSIGNMENT))
-    got, notes, _ = intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    got, notes, _ = intake.receive(tmp_path / "s" / ASSIGNMENT, ASSIGNMENT, RELEASE)
     assert got is None and "符号链接" in notes[-1]
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / ASSIGNMENT).symlink_to(tmp_path / "s" / ASSIGNMENT, target_is_directory=True)
-    got, notes, _ = intake.receive(tmp_path / "t" / ASSIGNMENT, ASSIGNMENT, RELEASE, scan_code=True)
+    got, notes, _ = intake.receive(tmp_path / "t" / ASSIGNMENT, ASSIGNMENT, RELEASE)
     assert got is None and "符号链接" in notes[-1]
 
 
-def test_a_broken_rule_is_a_rules_flag_with_the_line(tmp_path):
-    got, notes, flags = submit(tmp_path, sample_classes.answered(ASSIGNMENT, GOOD + "\nimport os\n"))
-    assert got is None and flags == ["rules"]
-    assert "作答区没有遵守作答规则" in notes[-2] and notes[-1].startswith("第 ") and "导入了 os" in notes[-1]
+# What the removed answering rules refused: every line is valid Python and reaches the kernel as written.
+UNUSUAL = """
+import os
+import sys
+
+
+class Registry:
+    kinds = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Registry.kinds.append(cls.__name__)
+
+
+class Save(Registry):
+    pass
+
+
+def describe(value):
+    match value:
+        case {"kind": str(kind)}:
+            return kind
+        case _:
+            return getattr(jnp, "_src", None) and type(value).__name__
+
+
+print(os.getcwd(), sys.version_info >= (3, 12), describe({"kind": "save"}))
+"""
+
+
+def test_the_students_code_reaches_the_kernel_as_written(tmp_path):
+    nb = sample_classes.answered(ASSIGNMENT, GOOD + UNUSUAL)
+    nb.cells.insert(3, nbformat.v4.new_code_cell("import ctypes\n%time x = 1\nexec('y = 2')"))
+    got, notes, flags = submit(tmp_path, copy.deepcopy(nb))
+    assert flags == [] and notes == [messages.cells_added(1)], (flags, notes)
+    assert [c.source for c in got.cells] == [c.source for c in nb.cells], "intake changed the student's code"
 
 
 def test_a_submission_that_breaks_intake_itself_gets_a_reason(tmp_path, monkeypatch):
@@ -104,3 +138,70 @@ def test_a_submission_that_breaks_intake_itself_gets_a_reason(tmp_path, monkeypa
 def test_json_of_the_wrong_shape_gives_a_reason(tmp_path):
     got, notes, _ = submit(tmp_path, raw=json.dumps({"cells": 5, "nbformat": 4}).encode())
     assert got is None and notes
+
+
+# Released order: a course cell runs where it was released, whatever order the notebook has
+
+
+def _ids(nb) -> list:
+    return [c.metadata.get("nbgrader", {}).get("grade_id") or c.source for c in nb.cells]
+
+
+def _own(text: str):
+    return nbformat.v4.new_code_cell(text)
+
+
+def _moved(nb, grade_id: str, after: str | None, *, with_next: int = 0):
+    """`nb` with the course cell `grade_id` (and the `with_next` cells after it) moved right
+    after the cell `after` (to the end when None)."""
+    ids = _ids(nb)
+    start = ids.index(grade_id)
+    block = nb.cells[start : start + 1 + with_next]
+    del nb.cells[start : start + 1 + with_next]
+    where = len(nb.cells) if after is None else _ids(nb).index(after) + 1
+    nb.cells[where:where] = block
+    return nb
+
+
+RELEASED = _ids(RELEASE)
+
+
+def test_a_test_cell_moved_after_the_hidden_tests_goes_back_with_its_own_cells(tmp_path):
+    """A visible test moved to the end would run after the hidden ones; it goes back where it was
+    released, and the student's cell that followed it (moved with it) still follows it."""
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
+    nb.cells.insert(0, _own("before_everything = 1"))
+    nb.cells.insert(_ids(nb).index("answer") + 1, _own("after_answer = 1"))
+    nb.cells.insert(_ids(nb).index("test_custom_vjp") + 1, _own("after_first_test = 1"))
+    _moved(nb, "test_custom_vjp", None, with_next=1)
+    assert _ids(nb)[-2:] == ["test_custom_vjp", "after_first_test = 1"]
+    got, notes, flags = submit(tmp_path, nb)
+    assert flags == [] and messages.cells_reordered() in notes and messages.cells_added(3) in notes, notes
+    expected = list(RELEASED)
+    expected.insert(0, "before_everything = 1")
+    expected.insert(expected.index("answer") + 1, "after_answer = 1")
+    expected.insert(expected.index("test_custom_vjp") + 1, "after_first_test = 1")
+    assert _ids(got) == expected
+
+
+def test_the_answer_moved_below_the_tests_goes_back_above_them():
+    nb = _moved(sample_classes.answered(ASSIGNMENT, GOOD), "answer", None)
+    notes = intake.restore_release_order(nb, RELEASE)
+    assert notes == [messages.cells_reordered()] and _ids(nb) == RELEASED
+    assert intake.restore_release_order(nb, RELEASE) == [], "restoring twice changes nothing more"
+
+
+def test_hidden_tests_swapped_are_put_back_in_order():
+    nb = _moved(sample_classes.answered(ASSIGNMENT, GOOD), "test_hidden_random", "test_hidden_residuals")
+    assert _ids(nb) != RELEASED
+    assert intake.restore_release_order(nb, RELEASE) == [messages.cells_reordered()] and _ids(nb) == RELEASED
+
+
+def test_a_notebook_in_order_is_untouched():
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
+    nb.cells.insert(3, _own("mine = 1"))
+    nb.cells.append(_own("mine_at_the_end = 1"))
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("my notes"))
+    before, cells = copy.deepcopy(nb), list(nb.cells)
+    assert intake.restore_release_order(nb, RELEASE) == []
+    assert nb == before and all(a is b for a, b in zip(nb.cells, cells, strict=True))

@@ -1,100 +1,349 @@
-"""The kit's test helpers (`ch4check.TEST_HELPERS`), each way round, and the guard that keeps
-their copies out of the test cells: a cell reads input → call → check, the harness is the kit's."""
+"""The kit's helpers, each way round: the export half a kernel runs (kit/ch4check.py: `export`,
+`export_fwd`, `export_bwd`, `programs`), the judge's allow-policy on what arrives (kit/ch4judge.py:
+`load`, `Programs`) and the verdict helpers a test body reads (`attempt`, `check_close`,
+`saved_elements`, `mark_tangent` and `Program.marks`). No kernels here.
+
+A refused program is made the way a forger would: a real exported module whose text is edited
+and serialized again (`jax.export` itself refuses to export a host callback), or a program
+exported for another platform."""
 
 import ast
+import base64
+import dataclasses
 import os
 import subprocess
 import sys
 
+import ch4check
+import ch4judge
 import jax
 import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
-from ch4check import (
-    TEST_HELPERS,
+from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, f32
+from ch4judge import (
+    EXPORT_HINT,
+    NO_PROGRAM,
     TRUSTED,
+    VERDICT_HELPERS,
+    Programs,
+    Refused,
     attempt,
     check_close,
-    check_no_error,
-    free_names,
-    grads_error,
+    load,
+    load_all,
+    mark_tangent,
     missing_name,
-    run_each,
-    saved_residuals,
-    split_test_cell,
+    saved_elements,
 )
-from ch4check import test_namespace as namespace_of  # a test_* name would be collected
+from ch4protocol import GRADING_ENV, MIME, free_names, split_test_cell
+from jax import export as jax_export
 
-from grader import course, hostile, verdict
+from grader import course, verdict
+
+X = np.linspace(-2.0, 2.0, 7).astype(np.float32)
 
 
 def _boom():
     raise ValueError("boom\nsecond line")
 
 
-# Evidence helpers: they run in the student's kernel and never raise
+def _sum_sin_sq(x):
+    return jnp.sum(jnp.sin(x) ** 2)
 
 
-def test_run_each_keeps_each_result_and_each_error_apart():
-    out = run_each([("ok", lambda: jnp.arange(3, dtype=jnp.float32)), ("bad", _boom)])
-    assert out["ok"].dtype == np.float64 and np.array_equal(out["ok"], [0.0, 1.0, 2.0]) and out["ok_error"] is None
-    assert out["bad"] is None and out["bad_error"] == "ValueError: boom"
+def _custom(residuals, x_of):
+    """A custom_vjp of Σ sin² x whose forward rule keeps `residuals(x)` (any container), from
+    which its backward rule takes x back with `x_of`."""
 
-
-def test_attempt_returns_the_case_or_its_error():
-    assert attempt(lambda: {"y": 1.5}) == {"y": 1.5, "error": None}
-    assert attempt(_boom) == {"error": "ValueError: boom"}
-    assert attempt(lambda: [1.0])["error"].startswith("TypeError")  # a case is a dict of evidence
-
-
-def _sin_with_jvp(factor):
-    @jax.custom_jvp
+    @jax.custom_vjp
     def f(x):
-        return jnp.sin(x)
+        return _sum_sin_sq(x)
 
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return jnp.sin(x), factor * jnp.cos(x) * t
+    def fwd(x):
+        return _sum_sin_sq(x), residuals(x)
 
+    def bwd(res, g):
+        return (g * jnp.sin(2.0 * x_of(res)),)
+
+    f.defvjp(fwd, bwd)
     return f
 
 
-def test_grads_error_is_none_for_a_right_rule_and_the_numbers_for_a_wrong_one():
-    x = (jnp.array([0.3, 0.5]),)
-    assert grads_error(_sin_with_jvp(1.0), x, order=1, modes=["fwd", "rev"]) is None
-    error = grads_error(_sin_with_jvp(2.0), x, order=1, modes=["fwd"])
-    assert error.startswith("AssertionError") and "Mismatch" in error  # more than the (empty) first line
-    assert grads_error(lambda v: _boom(), x, order=1).startswith("ValueError: boom")
+# ---------------------------------------------------------------------------------------------
+# Export and load: what a kernel hands out is what the judge runs
 
 
-def test_saved_residuals_counts_array_elements_and_scalars_as_one():
-    @jax.custom_vjp
-    def g(x):
-        return jnp.sum(x**2)
+def test_export_round_trips_a_function_and_its_derivative():
+    program = load(export(_sum_sin_sq, f32(7), vjp=True))
+    assert program.in_shapes == [(7,)] and program.out_shapes == [()]
+    np.testing.assert_allclose(program(X), np.sum(np.sin(X.astype(np.float64)) ** 2), rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(program)(X), np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    value, pull = jax.vjp(program, X)
+    np.testing.assert_allclose(pull(np.float32(-2.5))[0], -2.5 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5)
 
-    g.defvjp(lambda x: (jnp.sum(x**2), (jnp.sin(x), jnp.sum(x))), lambda r, ct: (2 * r[0] * ct,))
-    assert saved_residuals(g, jnp.ones(64)) == 64 + 1
-    assert saved_residuals(lambda x: jnp.sum(x), jnp.ones((3, 4))) == 0
+
+def test_a_program_exported_without_its_derivative_cannot_be_differentiated():
+    program = load(export(_sum_sin_sq, f32(7)))
+    assert program(X).shape == ()
+    with pytest.raises(Exception, match="No VJP"):
+        jax.grad(program)(X)
 
 
+def test_export_fwd_flattens_any_residual_container_and_export_bwd_takes_it_back():
+    f = _custom(lambda x: {"inner": (jnp.sin(x), {"x": x}), "total": jnp.sum(x)}, lambda r: r["inner"][1]["x"])
+    fwd, bwd = load(export_fwd(f, f32(7))), load(export_bwd(f, f32(7)))
+    out, residuals = fwd(X)
+    assert isinstance(residuals, tuple) and sorted(np.shape(r) for r in residuals) == [(), (7,), (7,)]
+    np.testing.assert_allclose(out, np.sum(np.sin(X) ** 2), rtol=1e-6)
+    (grad,) = bwd(residuals, np.float32(-1.75))
+    np.testing.assert_allclose(grad, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_export_fwd_of_a_plain_function_fails_at_export():
+    with pytest.raises(AttributeError, match="fwd"):
+        export_fwd(_sum_sin_sq, f32(7))
+
+
+def test_exported_keeps_each_error_to_its_own_name():
+    payload = ch4check._exported({"ok": lambda: export(jnp.sin, f32(3)), "bad": _boom, 7: _boom})
+    assert set(payload) == {"ok", "bad", "7"} and set(payload["ok"]) == {"program"}
+    assert payload["bad"] == {"error": "ValueError: boom"}  # the class and the first line only
+    base64.b64decode(payload["ok"]["program"], validate=True)
+
+
+def test_an_undefined_interface_name_fails_its_test_with_the_missing_name():
+    """`_Undefined` stands for an interface name the answer has not defined: using it raises the
+    NameError Python would, inside the thunk, so only the tests that need it fail, with its name."""
+    undefined = ch4check._Undefined("sin2_save")
+    payload = ch4check._exported(
+        {"fwd": lambda: export_fwd(undefined, f32(3)), "call": lambda: export(undefined, f32(3))}
+    )
+    loaded, refusals = load_all(payload)
+    assert not refusals and loaded == {n: "NameError: name 'sin2_save' is not defined" for n in ("fwd", "call")}
+    for name in ("fwd", "call"):
+        with pytest.raises(AssertionError) as failed:
+            Programs(loaded)[name]
+        assert str(failed.value) == missing_name("sin2_save")
+
+
+def test_programs_says_why_a_program_is_missing():
+    loaded, _ = load_all({"ok": {"program": base64.b64encode(export(jnp.sin, f32(3))).decode()},
+                          "bad": {"error": "ConcretizationTypeError: float(x)"}})  # fmt: skip
+    programs = Programs(loaded)
+    assert isinstance(programs["ok"], ch4judge.Program) and "ok" in programs and programs.reason("ok") == ""
+    assert "bad" not in programs and programs.reason("bad") == "ConcretizationTypeError: float(x)"
+    assert "other" not in programs and programs.reason("other") == NO_PROGRAM
+    messages = {
+        "bad": f"导出 bad 时出错（ConcretizationTypeError: float(x)）：{EXPORT_HINT}",
+        "other": "没有收到 other 的程序。",
+    }
+    for name, message in messages.items():
+        with pytest.raises(AssertionError) as failed:
+            programs[name]
+        assert str(failed.value) == message
+    nothing = Programs(None)  # the test cell never got to its export
+    with pytest.raises(AssertionError) as failed:
+        nothing["ok"]
+    assert str(failed.value) == NO_PROGRAM and "ok" not in nothing and nothing.reason("ok") == NO_PROGRAM
+
+
+def test_programs_while_grading_hands_the_programs_out_and_runs_no_verdict(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
+    monkeypatch.setenv(GRADING_ENV, "1")
+    assert ch4check.programs("test_x", {"f": lambda: export(jnp.sin, f32(3)), "g": _boom}) is None
+    [data] = shown
+    assert set(data) == {MIME, "text/plain"} and "test_x" in data["text/plain"]
+    assert data[MIME]["test"] == "test_x" and data[MIME]["programs"]["g"] == {"error": "ValueError: boom"}
+    assert isinstance(load(base64.b64decode(data[MIME]["programs"]["f"]["program"])), ch4judge.Program)
+
+
+def test_programs_while_a_student_works_loads_them_through_the_judges_policy(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
+    monkeypatch.delenv(GRADING_ENV, raising=False)
+    programs = ch4check.programs("test_x", {"f": lambda: export(jnp.sin, f32(3))})
+    assert not shown and isinstance(programs["f"], ch4judge.Program)
+    np.testing.assert_allclose(programs["f"](X[:3]), np.sin(X[:3]), rtol=1e-6)
+    with pytest.raises(ch4check.TestFailed, match="评分程序拒绝了导出的程序"):
+        ch4check.programs("test_x", {"f": lambda: _replica_id_program().serialize()})
+
+
+# ---------------------------------------------------------------------------------------------
+# The allow-policy: a program outside it is refused before anything runs it
+
+
+def _sine():
+    return jax_export.export(jax.jit(jnp.sin), platforms=["cpu"])(f32(4))
+
+
+SINE = "%0 = stablehlo.sine %arg0 : tensor<4xf32>"
+
+
+def edited(exported, old: str, new: str):
+    """`exported` with `old` replaced by `new` in its module's text: parsed and serialized again,
+    as anyone can do by hand (the module's bytes are what a program is)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    text = exported.mlir_module()
+    assert old in text, text
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text.replace(old, new, 1))
+        data = mlir.module_to_bytecode(module)
+    return dataclasses.replace(exported, mlir_module_serialized=data)
+
+
+def _before_sine(*lines: str):
+    """The sine program with `lines` put in before its one operation."""
+    return edited(_sine(), SINE, "\n    ".join([*lines, SINE]))
+
+
+def _instead_of_sine(operation: str):
+    """The sine program whose result comes from `operation` (on %arg0) instead."""
+    return edited(_sine(), SINE, f"%0 = {operation}")
+
+
+def _replica_id_program():
+    return _before_sine("%r = stablehlo.replica_id : tensor<ui32>")
+
+
+def _derivative_with_replica_id(exported):
+    return edited(
+        _sine().vjp(), "%0 = stablehlo.cosine", "%r = stablehlo.replica_id : tensor<ui32>\n    %0 = stablehlo.cosine"
+    )
+
+
+CALLBACK = "xla_ffi_python_cpu_callback"  # what jax.pure_callback lowers to on CPU
+VECTOR = "(tensor<4xf32>) -> tensor<4xf32>"
+OUTFEED = (
+    '"stablehlo.outfeed"(%arg0, %tk) {outfeed_config = ""} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token'
+)
+
+
+def _exported_for(*platforms, **kwargs):
+    return jax_export.export(jax.jit(jnp.sin), platforms=list(platforms), **kwargs)(f32(4))
+
+
+FORGED = {
+    "a host callback": (
+        lambda: _instead_of_sine(f"stablehlo.custom_call @{CALLBACK}(%arg0) {{api_version = 4 : i32}} : {VECTOR}"),
+        f"不允许的外部函数 '{CALLBACK}'",
+    ),
+    "an unknown custom_call": (
+        lambda: _instead_of_sine(f"stablehlo.custom_call @my_kernel(%arg0) : {VECTOR}"),
+        "不允许的外部函数 'my_kernel'",
+    ),
+    "a replica id": (_replica_id_program, "不运行的操作 stablehlo.replica_id"),
+    "an outfeed": (
+        lambda: _before_sine("%tk = stablehlo.create_token : !stablehlo.token", f"%of = {OUTFEED}"),
+        "不运行的操作 stablehlo.",
+    ),
+    "a disallowed op in its derivative only": (
+        lambda: dataclasses.replace(_sine(), _get_vjp=_derivative_with_replica_id),
+        "不运行的操作 stablehlo.replica_id",
+    ),
+    "another platform": (lambda: _exported_for("tpu"), "('tpu',)"),
+    "CPU and another platform": (lambda: _exported_for("cpu", "cuda"), "('cpu', 'cuda')"),
+    "a safety check switched off": (
+        lambda: _exported_for("cpu", disabled_checks=[jax_export.DisabledSafetyCheck.custom_call("x")]),
+        "关掉了导出时的安全检查",
+    ),
+    "several devices": (lambda: dataclasses.replace(_sine(), nr_devices=2), "多个设备"),
+}
+
+
+def test_jax_export_itself_refuses_host_callbacks():
+    """So no honest export holds one: a callback in a program was put there by hand."""
+
+    def calls_back(x):
+        return jax.pure_callback(lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    with pytest.raises(NotImplementedError, match="host_callbacks"):
+        export(calls_back, f32(4))
+    unchecked = [jax_export.DisabledSafetyCheck.custom_call(CALLBACK)]
+    with pytest.raises(NotImplementedError, match="host_callbacks"):
+        jax_export.export(jax.jit(calls_back), platforms=["cpu"], disabled_checks=unchecked)(f32(4))
+
+
+@pytest.mark.parametrize("forged", FORGED, ids=list(FORGED))
+def test_load_refuses_a_program_outside_the_policy(forged):
+    make, reason = FORGED[forged]
+    data = bytes(make().serialize(vjp_order=1 if "derivative" in forged else 0))
+    jax_export.deserialize(bytearray(data))  # a well-formed program: only the policy stops it
+    with pytest.raises(Refused) as refused:
+        load(data)
+    assert reason in str(refused.value), str(refused.value)
+
+
+def test_the_edited_modules_are_otherwise_the_real_program():
+    """The control: the same edit with an allowed op loads and runs, so the refusals above are the
+    policy's doing, not a broken module."""
+    negated = edited(_sine(), SINE, f"%n = stablehlo.negate %arg0 : tensor<4xf32>\n    {SINE}")
+    program = load(bytes(negated.serialize()))
+    np.testing.assert_allclose(program(X[:4]), np.sin(X[:4]), rtol=1e-6)
+    assert "stablehlo.negate" in [name for name, _ in program.operations]
+
+
+def test_load_accepts_linear_algebra_through_lapack():
+    program = load(export(lambda a: jnp.linalg.solve(a, jnp.ones(3)), f32(3, 3)))
+    targets = {a.get("call_target_name", "") for name, a in program.operations if name == "stablehlo.custom_call"}
+    assert targets and all(t.strip('"').startswith("lapack_") for t in targets), targets
+    a = np.eye(3, dtype=np.float32) * 2
+    np.testing.assert_allclose(program(a), np.full(3, 0.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "data,reason",
+    [(b"not a program", "无法反序列化"), ("text", "不是字节串"), (b"\0" * (ch4judge.MAX_PROGRAM_BYTES + 1), "过大")],
+    ids=["garbage", "not bytes", "too large"],
+)
+def test_load_refuses_what_is_not_a_program(data, reason):
+    with pytest.raises(Refused, match=reason):
+        load(data)
+
+
+def test_load_all_refuses_each_bad_item_on_its_own():
+    good = base64.b64encode(export(jnp.sin, f32(3))).decode()
+    forged = base64.b64encode(_replica_id_program().serialize()).decode()
+    payload = {"good": {"program": good}, "forged": {"program": forged}, "text": {"program": "not base64!"},
+               "shape": {"programs": good}, "list": [good], "error": {"error": "E: x" * 200}}  # fmt: skip
+    loaded, refusals = load_all(payload)
+    assert set(loaded) == {"good", "error"} and isinstance(loaded["good"], ch4judge.Program)
+    assert len(loaded["error"]) == 400  # an export's error text is capped
+    assert sorted(r.split("：")[0] for r in refusals) == ["forged", "list", "shape", "text"], refusals
+
+
+# ---------------------------------------------------------------------------------------------
 # Verdict helpers: they raise AssertionError with the course's message
 
 
 def test_missing_name_says_which_and_what_to_do():
-    assert missing_name("safe_norm") == "没有找到 safe_norm：请在作答区定义它，并先运行作答区。"
-    assert missing_name("a", "b") == "没有找到 a、b：请在作答区定义它们，并先运行作答区。"
+    assert missing_name("safe_norm") == (
+        "没有找到 safe_norm：还没有作答，或者作答区没有运行成功。请在作答区定义它，并先运行作答区。"
+    )
+    assert missing_name("a", "b") == (
+        "没有找到 a、b：还没有作答，或者作答区没有运行成功。请在作答区定义它们，并先运行作答区。"
+    )
 
 
-def test_check_no_error_passes_none_and_names_the_step_the_error_and_the_hint():
-    check_no_error(None, "调用 f")
+def test_attempt_returns_the_value_or_names_the_step_the_error_and_the_hint():
+    assert attempt(lambda: 1.5, "调用 f") == 1.5
     with pytest.raises(AssertionError) as failed:
-        check_no_error("NameError: name 'f' is not defined", "调用 f", "先运行作答区。")
-    assert str(failed.value) == "调用 f 出错（NameError: name 'f' is not defined）：先运行作答区。"
+        attempt(_boom, "调用 f", "先运行作答区。")
+    assert str(failed.value) == "调用 f 出错（ValueError: boom）：先运行作答区。"
     with pytest.raises(AssertionError) as failed:
-        check_no_error("ValueError: x", "在 jit 下求梯度时")
-    assert str(failed.value) == "在 jit 下求梯度时出错（ValueError: x）。"  # no space between Chinese characters
+        attempt(lambda: ch4judge.Programs(None)["f"], "在 jit 下求梯度时")
+    assert str(failed.value) == NO_PROGRAM, "a verdict's own failure passes through unchanged"
+
+    def raises_x():
+        raise TypeError("x")
+
+    with pytest.raises(AssertionError) as failed:
+        attempt(raises_x, "在 jit 下求梯度时")
+    assert str(failed.value) == "在 jit 下求梯度时出错（TypeError: x）。"  # no space between Chinese characters
 
 
 def test_check_close_passes_within_numpys_tolerances_only():
@@ -112,11 +361,12 @@ def test_check_close_passes_within_numpys_tolerances_only():
         (np.zeros(3), np.zeros(4), {}, "jvp 的形状是 (3,)，应为 (4,)。"),
         (np.ones(2), np.zeros(2), {"hint": "应为 0。"}, "jvp 不对（得到 [1. 1.]）：应为 0。"),
         (np.ones(30), np.zeros(30), {}, "jvp 不对。"),  # a long result is not printed
+        (np.ones(2), np.zeros(2), {"reveal": False}, "jvp 不对。"),  # a hidden test's values are not printed
         ([np.nan, 0.0], [0.0, 0.0], {"finite": "不能 0/0。"}, "jvp 出现了 nan/inf（得到 [nan  0.]）：不能 0/0。"),
         ([np.inf, 0.0], [0.0, 0.0], {"finite": True}, "jvp 出现了 nan/inf（得到 [inf  0.]）。"),
         ([np.nan, 0.0], [0.0, 0.0], {}, "jvp 不对（得到 [nan  0.]）。"),  # nan is never close
     ],
-    ids=["shape", "values", "long values", "nan with a hint", "inf", "nan without the finite check"],
+    ids=["shape", "values", "long values", "hidden values", "nan with a hint", "inf", "nan without the finite check"],
 )
 def test_check_close_fails_with_the_case_and_what_it_got(got, want, kwargs, message):
     with pytest.raises(AssertionError) as failed:
@@ -124,19 +374,73 @@ def test_check_close_fails_with_the_case_and_what_it_got(got, want, kwargs, mess
     assert str(failed.value) == message
 
 
+def test_saved_elements_counts_every_residual_of_an_exported_forward_rule():
+    f = _custom(lambda x: (jnp.sin(x), jnp.sum(x), {"x": x}), lambda r: r[2]["x"])
+    count, leaves = saved_elements(load(export_fwd(f, f32(7))), X)
+    assert count == 7 + 1 + 7 and sorted(leaf.size for leaf in leaves) == [1, 7, 7]  # a scalar counts as one
+    assert any(np.array_equal(leaf, X) for leaf in leaves) and any(np.allclose(leaf, np.sin(X)) for leaf in leaves)
+    count, leaves = saved_elements(load(export_fwd(_custom(lambda x: x, lambda r: r), f32(7))), X)
+    assert count == 7 and np.array_equal(leaves[0], X)
+
+
+def _counted():
+    """A trusted test function: its JVP rule marks each tangent pushed through it."""
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), jnp.cos(x) * mark_tangent(t)
+
+    return f
+
+
+def _marks(fun) -> list[int]:
+    return load(export(fun, f32(7))).marks()
+
+
+def test_mark_tangent_changes_no_value():
+    t = np.random.default_rng(0).normal(size=7).astype(np.float32)
+    assert np.array_equal(jax.jit(mark_tangent)(t), t)
+
+
+def test_marks_count_the_tangents_pushed_in_each_trace():
+    f, eye = _counted(), np.eye(7, dtype=np.float32)
+    assert _marks(f) == []  # called, not differentiated: the rule is never traced
+    assert _marks(lambda x: jax.jvp(f, (x,), (jnp.ones(7),))[1]) == [7]
+    assert _marks(lambda x: jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1])(eye)) == [49]  # 7 tangents, one trace
+    assert _marks(jax.jacfwd(f)) == [49]
+    assert _marks(lambda x: [jax.jvp(f, (x,), (t,))[1] for t in eye[:3]]) == [7, 7, 7]  # a Python loop: 3 traces
+    program = load(export(lambda x: jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1])(eye), f32(7)))
+    np.testing.assert_allclose(program(X), np.diag(np.cos(X)), rtol=1e-6, atol=1e-7)  # and it still computes
+
+
+def test_marks_ignore_an_answers_own_rounding_to_other_formats():
+    assert _marks(lambda x: jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=7)) == []
+    assert _marks(lambda x: jax.lax.reduce_precision(x, exponent_bits=5, mantissa_bits=23)) == []
+
+
 def test_verdict_helpers_still_fail_under_python_O():
     """They raise AssertionError themselves: an `assert` in the kit would vanish under -O."""
     script = (
-        "import ch4check\n"
-        "for check in (lambda: ch4check.check_no_error('E', 'x'), lambda: ch4check.check_close(1.0, 2.0, 'x')):\n"
+        "import ch4judge\n"
+        "def boom():\n    raise ValueError('x')\n"
+        "for check in (lambda: ch4judge.attempt(boom, 'x'), lambda: ch4judge.check_close(1.0, 2.0, 'x'),\n"
+        "              lambda: ch4judge.Programs(None)['f']):\n"
         "    try:\n        check()\n    except AssertionError:\n        print('failed')\n"
     )
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True, env=env, timeout=300)
-    assert done.stdout.split() == ["failed", "failed"], done.stderr[-2000:]
+    for flag in ("-O", "-OO"):
+        command = [sys.executable, flag, "-c", script]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+        assert done.stdout.split() == ["failed"] * 3, done.stderr[-2000:]
 
 
-# The helpers reach a test body from the kit only, in the kernel and in the grader alike
+# ---------------------------------------------------------------------------------------------
+# A test body's names: the kit's, in the kernel and in the judge alike
 
 TEST_BODIES = [
     (a, c.metadata["nbgrader"]["grade_id"], split_test_cell(c.source))
@@ -146,45 +450,60 @@ TEST_BODIES = [
 ]
 
 
-def test_a_body_gets_the_kits_helpers_whatever_the_interface_holds():
-    body = "check_close(run_each([]), 0.0, 'x')"
-    namespace = namespace_of(body, {"safe_norm": object()}, collect=None, seed_for=None)
-    assert namespace["check_close"] is check_close and namespace["run_each"] is run_each
-    assert "attempt" not in namespace  # only what the body names
+def interface(assignment: str) -> list[str]:
+    """The names the setup cell's `start_tests(interface=[...])` takes from the student."""
+    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+    setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]
+    call = next(n for n in calls if getattr(n.func, "id", None) == "start_tests")
+    return list(ast.literal_eval(call.keywords[0].value))
+
+
+def test_a_body_gets_the_kits_helpers_and_real_builtins():
+    import builtins
+
+    body = "check_close(attempt(lambda: np.ones(2), 'x'), 1.0, 'x')"
+    space = ch4judge.namespace(body, {"safe_norm": object()})
+    assert space["check_close"] is check_close and space["attempt"] is attempt and space["np"] is np
+    assert space["__builtins__"] is builtins
+    assert "saved_elements" not in space and "jnp" not in space  # only what the body names
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_no_interface_name_can_shadow_a_kit_name(assignment):
-    kit = set(TEST_HELPERS) | set(TRUSTED) | {"collect", "seed_for"}
-    assert not kit & set(hostile.interface(assignment))
+    """The kernel puts the interface into each body's namespace after the kit's names."""
+    kit = set(VERDICT_HELPERS) | set(TRUSTED) | set(EXPORT_HELPERS) | {"programs", "seed_for"}
+    assert not kit & set(interface(assignment))
 
 
 def test_the_grader_judges_with_the_kits_messages():
-    evidence = {"test_custom_jvp": {"error": "NameError: name 'safe_norm' is not defined"}}
-    result = next(r for r in verdict.judge("safe_norm", evidence, "s") if r.test == "test_custom_jvp")
-    assert result.message == missing_name("safe_norm")
+    """The export of an undefined function arrives as its NameError; the judge turns it into the
+    kit's message, as JupyterLab does."""
+    error = {"error": "NameError: name 'sin2_save' is not defined"}
+    names = [f"{name} {half}" for name in ("sin2_save", "sin2_recompute") for half in ("fwd", "bwd")]
+    results, refusals = verdict.judge("residuals", {"test_custom_vjp": dict.fromkeys(names, error)}, "s")
+    result = next(r for r in results if r.test == "test_custom_vjp")
+    assert result.message == missing_name("sin2_save") and not refusals
 
 
-@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
-def test_shadowing_attack_redefines_the_helpers_the_cells_use(assignment):
-    used = set().union(*(free_names(body) for a, _, body in TEST_BODIES if a == assignment)) & set(TEST_HELPERS)
-    assert used, "every exercise's cells use the kit's helpers"
-    attack = ast.parse(hostile.shadowing_attack(assignment).code)
-    assert used <= {node.name for node in attack.body if isinstance(node, ast.FunctionDef)}
+# No copies of the kit creep back into the cells
 
-
-# No copies creep back into the cells
-
-WRAPPED = {"print_saved_residuals": "saved_residuals", "check_grads": "grads_error"}  # tool -> the kit's helper
+HELPERS = set(VERDICT_HELPERS) | set(EXPORT_HELPERS) | {"programs", "seed_for"}
 
 
 def harness_copies(body: str) -> list[str]:
-    """What in a test body duplicates the kit: a function named like a helper, a direct call of a
-    tool a helper wraps, or an exception turned into evidence text (run_each / attempt do that)."""
+    """What in a test body duplicates the kit: a function named like a helper, jax.export used
+    directly (the export helpers do that, with the kit's platform and derivative), or an exception
+    turned into text (attempt does that)."""
     tree = ast.parse(body)
     defs = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-    found = [f"def {name}" for name in defs if name.lstrip("_") in TEST_HELPERS]
-    found += [f"{name} instead of {WRAPPED[name]}" for name in sorted(free_names(body) & set(WRAPPED))]
+    found = [f"def {name}" for name in defs if name.lstrip("_") in HELPERS]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("export", "serialize", "deserialize"):
+            if isinstance(node.value, ast.Name) and node.value.id in ("jax", "jax_export", "export"):
+                found.append(f"{node.value.id}.{node.attr} (line {node.lineno})")
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("jax.export"):
+            found.append(f"from {node.module} import (line {node.lineno})")
     for handler in (n for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler)):
         for node in ast.walk(handler):
             if isinstance(node, ast.Attribute) and node.attr == "__name__" and isinstance(node.value, ast.Call):
@@ -195,17 +514,19 @@ def harness_copies(body: str) -> list[str]:
 
 @pytest.mark.parametrize("assignment,test,body", TEST_BODIES, ids=[f"{a}:{t}" for a, t, _ in TEST_BODIES])
 def test_no_test_cell_copies_the_kits_harness(assignment, test, body):
-    assert not harness_copies(body), f"the kit provides these (ch4check.TEST_HELPERS): {harness_copies(body)}"
+    assert not harness_copies(body), f"the kit provides these (ch4check / ch4judge): {harness_copies(body)}"
+    assert free_names(body) & HELPERS, "a test body exports and judges through the kit"
 
 
 @pytest.mark.parametrize(
     "copy",
     [
-        "def _run_each(computations):\n    return {}\n",
-        "def _count(f, x):\n    with contextlib.redirect_stdout(buf):\n        print_saved_residuals(f, x)\n",
+        "def _attempt(compute, doing):\n    return compute()\n",
+        "_p = jax.export.export(jax.jit(f))(x)\n",
+        "from jax.export import export as ex\n",
         "def _f():\n    try:\n        pass\n    except Exception as e:\n        return f'{type(e).__name__}: {e}'\n",
     ],
-    ids=["a helper's name", "a wrapped tool", "error text"],
+    ids=["a helper's name", "jax.export itself", "jax.export imported", "error text"],
 )
-def test_the_guard_finds_a_copy(copy):
+def test_the_check_finds_a_copy(copy):
     assert harness_copies(copy)

@@ -222,3 +222,34 @@ def test_describe_names_what_holds_and_what_is_missing(monkeypatch):
     monkeypatch.setattr(sandbox, "limits", lambda: {})
     line = sandbox.describe()
     assert "WARNING" in line and "no memory cap" in line and "no per-kernel process cap" in line, line
+
+
+# The judge (verdict.judge: `python -m ch4judge` on the exported programs) runs in a Box of its own.
+
+
+def _judge_cells(*bodies):
+    from ch4protocol import VERDICT_MARKER
+
+    cells = [(test, f"_p = programs({test!r}, {{}})\n{VERDICT_MARKER}\n{code}\n") for test, code in bodies]
+    return lambda assignment: [{"id": t, "points": 1.0, "body": b, "hidden": False} for t, b in cells]
+
+
+def test_a_verdict_beyond_the_judges_memory_cap_fails_alone_and_leaves_nothing(monkeypatch):
+    """A judge that runs out of memory is killed by its own cap; the test it was on fails, a new
+    judge takes the rest, and each judge's Box is gone afterwards."""
+    from grader import messages, verdict
+
+    require("memory")
+    made = []
+    monkeypatch.setattr(verdict, "JUDGE_MEMORY", 256 * MiB)
+    monkeypatch.setattr(sandbox, "Box", lambda *a, _box=sandbox.Box, **k: made.append(_box(*a, **k)) or made[-1])
+    hog = "hog = [np.ones(64 * 2**20 // 8) for _ in range(16)]  # 1 GiB, touched"
+    cells = _judge_cells(("first", "pass"), ("hog", hog), ("last", "assert np.ones(2**20).sum() == 2**20"))
+    monkeypatch.setattr(verdict, "test_cells", cells)
+    results, refusals = verdict.judge("residuals", {}, "key", timeout=60)
+    assert [(r.test, r.passed) for r in results] == [("first", True), ("hog", False), ("last", True)], results
+    assert results[1].message == messages.judge_timed_out(60)  # what the report says of a judge that died
+    assert len(made) == 2 and all(box.held.get("memory") for box in made), [box.held for box in made]
+    for box in made:
+        assert not mounted(box.folder) and not box.folder.exists(), box.folder
+        assert not [g for g in box.cgroups.values() if g.exists()], box.cgroups
