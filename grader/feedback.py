@@ -6,7 +6,9 @@ shows it is opened by an instructor. So:
 * Outputs are capped while the kernel runs (`OutputCap`, mixed into nbgrader's Execute step):
   every MIME entry, stream text and traceback at `MAX_OUTPUT_CHARS`, every cell at `MAX_OUTPUTS`
   outputs and `MAX_CELL_CHARS` characters. The autograded notebook is capped before nbgrader
-  stores it. Evidence outputs (`ch4protocol.MIME`) pass unchanged: the verdicts read them.
+  stores it. A test cell's exported programs (`ch4protocol.MIME`) pass unchanged, one per cell
+  of at most `MAX_PROGRAMS_CHARS`: a further or larger one keeps only a stub, which the grader
+  reads as repeated or malformed (grader/verdict.py).
 * The page is sanitised with nbconvert's own `SanitizeHTML` (bleach): HTML and markdown outputs
   keep plain formatting tags only (no script, event handler, style, class or `javascript:`
   link), other active MIME types are dropped. Markdown cells are sanitised after they are
@@ -84,6 +86,16 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_OUTPUT_CHARS else text[:MAX_OUTPUT_CHARS] + "\n" + TRIMMED + "\n"
 
 
+MAX_PROGRAMS_CHARS = 16 * 2**20  # one test's programs, base64: a few hundred kB on the reference
+PROGRAMS_DROPPED = "（这一份导出的程序没有保留：一个单元格只保留一份，且不超过大小上限）"
+
+
+def _stub_programs(out: dict) -> None:
+    """Keep a small mark of a programs output that is not kept, so the grader still sees it."""
+    out["data"] = {EVIDENCE_MIME: {"dropped": True}, "text/plain": PROGRAMS_DROPPED}
+    out["metadata"] = {}
+
+
 def cap_output(out: dict) -> bool:
     """Cap one output in place: an nbformat output or a kernel message's content (they share
     the keys). Plain text is cut; any other over-size MIME entry is dropped and named in the
@@ -154,7 +166,13 @@ class OutputCap:
 
     def process_message(self, msg, cell, cell_index):
         content = msg.get("content")
-        if msg.get("msg_type") in OUTPUT_MESSAGES and isinstance(content, dict) and not _is_evidence(content):
+        if msg.get("msg_type") in OUTPUT_MESSAGES and isinstance(content, dict) and _is_evidence(content):
+            kept = [o for o in cell.outputs if _is_evidence(o)]
+            if kept and len(cell.outputs) >= MAX_OUTPUTS:
+                return None  # a flood: the stubs already say there was more than one
+            if kept or _size(content["data"][EVIDENCE_MIME]) > MAX_PROGRAMS_CHARS:
+                _stub_programs(content)
+        elif msg.get("msg_type") in OUTPUT_MESSAGES and isinstance(content, dict):
             if msg["msg_type"] != "update_display_data" and cell_is_full(cell.outputs):
                 if not (cell.outputs and _is_full_note(cell.outputs[-1])):
                     cell.outputs.append(new_output("stream", name="stderr", text=TOO_MANY + "\n"))

@@ -136,6 +136,9 @@ def judge_timed_out(seconds: float) -> str:
     return f"导出的程序在评分时运行超过 {seconds:g} 秒，没有判定（检查是否有不会结束的循环）"
 
 
+JUDGE_DIED = "运行导出的程序时评分进程终止了（例如超出内存上限），这个测试没有判定"
+
+
 def programs_outside_tests(count: int) -> str:
     return f"测试单元格以外的单元格输出了 {count} 份导出的程序"
 

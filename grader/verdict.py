@@ -153,8 +153,9 @@ def _judge_command(box) -> list[str]:
     return [*prefix, sys.executable, "-m", "ch4judge"]
 
 
-def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], bool]:
-    """One judge process on `tests`: ({test id: its line}, whether it ran out of time or died)."""
+def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], str | None]:
+    """One judge process on `tests`: ({test id: its line}, why it stopped early: None, the
+    message for a verdict that ran out of time, or for a judge that died)."""
     from grader import sandbox
 
     job = json.dumps({"secret": secret, "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests
@@ -165,10 +166,11 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
         done = subprocess.run(
             _judge_command(box), input=job, capture_output=True, text=True, timeout=timeout, env=env
         )  # fmt: skip
-        stdout, cut = done.stdout, done.returncode != 0
+        stdout, cut = done.stdout, (messages.JUDGE_DIED if done.returncode != 0 else None)
     except subprocess.TimeoutExpired as expired:
         partial = expired.stdout or ""
-        stdout, cut = partial.decode(errors="replace") if isinstance(partial, bytes) else partial, True
+        stdout = partial.decode(errors="replace") if isinstance(partial, bytes) else partial
+        cut = messages.judge_timed_out(timeout)
     finally:
         if box is not None:
             box.close()
@@ -200,7 +202,7 @@ def judge(
         if cut:
             stuck = next((t for t in todo if t["id"] not in got), None)
             if stuck is not None:
-                lines[stuck["id"]] = {"passed": False, "message": messages.judge_timed_out(timeout), "refused": []}
+                lines[stuck["id"]] = {"passed": False, "message": cut, "refused": []}
     results, refusals = [], []
     for test in tests:
         line = lines.get(test["id"]) or {"passed": False, "message": messages.judge_timed_out(timeout), "refused": []}

@@ -135,13 +135,6 @@ def test_the_number_of_outputs_per_cell_is_capped_but_exported_programs_still_ar
     assert feedback.is_capped(cell.outputs[-2]) and cell.outputs[-1].data[feedback.EVIDENCE_MIME] == payload
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: OutputCap exempts every output that carries the programs MIME type from every cap, in any "
-    "cell, so a kernel can hand the worker (which has no memory cap) any number of outputs of any size; "
-    "read_programs reads one per test cell and 64 MiB in all. grader/feedback.py should cap them too (keep "
-    "one per test cell, within verdict.MAX_PAYLOAD_CHARS); remove this mark when it does",
-)
 def test_a_flood_of_exported_programs_stops_at_the_cells_caps():
     from grader import verdict
 

@@ -248,7 +248,7 @@ def test_a_verdict_beyond_the_judges_memory_cap_fails_alone_and_leaves_nothing(m
     monkeypatch.setattr(verdict, "test_cells", cells)
     results, refusals = verdict.judge("residuals", {}, "key", timeout=60)
     assert [(r.test, r.passed) for r in results] == [("first", True), ("hog", False), ("last", True)], results
-    assert results[1].message == messages.judge_timed_out(60)  # what the report says of a judge that died
+    assert results[1].message == messages.JUDGE_DIED
     assert len(made) == 2 and all(box.held.get("memory") for box in made), [box.held for box in made]
     for box in made:
         assert not mounted(box.folder) and not box.folder.exists(), box.folder
