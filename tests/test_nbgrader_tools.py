@@ -69,7 +69,7 @@ def place(tmp_path_factory):
 
 
 LATE = "2026-11-30 23:59:59.000000 UTC"  # bob's hand-in, in nbgrader's timestamp.txt
-UNGRADED = {"erin": "不是合法的 JSON", "frank": "导入了 os"}  # no score, and the reason a person reads
+UNGRADED = {"erin": "不是合法的 JSON", "frank": "内核在运行中崩溃"}  # no score, and the reason a person reads
 JOINS = "carol"  # hands in through the exchange (test_exchange_...), graded into this class then
 
 
@@ -77,7 +77,7 @@ JOINS = "carol"  # hands in through the exchange (test_exchange_...), graded int
 def graded(place):
     """alice hands in the model answer, bob the untouched release through the exchange (so with
     nbgrader's timestamp.txt and submission_secret.txt), erin a corrupt file, frank the model
-    answer plus `import os`; graded from the repository root, where nbgrader_config.py (pointing
+    answer and then a line that ends its kernel (`os._exit`); graded from the repository root, where nbgrader_config.py (pointing
     at this very OUT) must change nothing."""
     submitted = place.tmp / "class"
     model = sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
@@ -86,7 +86,7 @@ def graded(place):
     (submitted / "bob" / ASSIGNMENT / "timestamp.txt").write_text(LATE)
     (submitted / "bob" / ASSIGNMENT / "submission_secret.txt").write_text(os.urandom(32).hex())
     sample_classes.write(submitted, "erin", ASSIGNMENT, raw=b'{"cells": [ not json')
-    frank = answers.reference_answer(ASSIGNMENT) + "\nimport os\n"
+    frank = answers.reference_answer(ASSIGNMENT) + "\nimport os\n\nos._exit(3)\n"
     sample_classes.write(submitted, "frank", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, frank))
     done = grade(submitted, place.out, place.env)
     assert done.returncode == 0, f"grader grade failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
@@ -167,7 +167,7 @@ def shown_scores(server) -> dict:
 
 
 def test_a_person_overrides_an_ungraded_submission_in_formgrader_and_grades_csv_stays(server, graded, place):
-    """frank's answer is right but for `import os`: the reviewer gives the first test its points.
+    """frank's answer is right but ends its kernel: the reviewer gives the first test its points.
     Formgrader shows them; grades.csv does not, also after the same grading command runs again.
     The gradebook is put back afterwards, as the other tests here read it."""
     from nbgrader.api import Gradebook
