@@ -77,8 +77,8 @@ JOINS = "carol"  # hands in through the exchange (test_exchange_...), graded int
 def graded(place):
     """alice hands in the model answer, bob the untouched release through the exchange (so with
     nbgrader's timestamp.txt and submission_secret.txt), erin a corrupt file, frank the model
-    answer and then a line that ends its kernel (`os._exit`); graded from the repository root, where nbgrader_config.py (pointing
-    at this very OUT) must change nothing."""
+    answer and then a line that ends its kernel (`os._exit`); graded from the repository root,
+    where nbgrader_config.py (pointing at this very OUT) must change nothing."""
     submitted = place.tmp / "class"
     model = sample_classes.answered(ASSIGNMENT, answers.reference_answer(ASSIGNMENT))
     sample_classes.write(submitted, "alice", ASSIGNMENT, model)
