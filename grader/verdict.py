@@ -15,8 +15,10 @@ import copy
 import functools
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 import nbformat
@@ -162,26 +164,47 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
                                                                     if t["id"] in programs}})  # fmt: skip
     box = sandbox.Box(memory=JUDGE_MEMORY) if sandbox.probe() is None else None
     env = None if box is not None else {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(sandbox.KIT)}
+    lines, cut = {}, None
     try:
-        done = subprocess.run(
-            _judge_command(box), input=job, capture_output=True, text=True, timeout=timeout, env=env
+        judge = subprocess.Popen(
+            _judge_command(box), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=env,
         )  # fmt: skip
-        stdout, cut = done.stdout, (messages.JUDGE_DIED if done.returncode != 0 else None)
-    except subprocess.TimeoutExpired as expired:
-        partial = expired.stdout or ""
-        stdout = partial.decode(errors="replace") if isinstance(partial, bytes) else partial
-        cut = messages.judge_timed_out(timeout)
+        received: queue.Queue = queue.Queue()
+        threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
+        while True:
+            try:  # each verdict has `timeout` seconds from the one before: a slow program is not a hung one
+                line = received.get(timeout=timeout)
+            except queue.Empty:
+                judge.kill()
+                cut = messages.judge_timed_out(timeout)
+                break
+            if line is None:
+                break
+            try:
+                item = json.loads(line)
+                lines[item["test"]] = item
+            except (ValueError, KeyError, TypeError):
+                continue
+        judge.wait()
+        if cut is None and judge.returncode != 0:
+            cut = messages.JUDGE_DIED
     finally:
         if box is not None:
             box.close()
-    lines = {}
-    for line in stdout.splitlines():
-        try:
-            item = json.loads(line)
-            lines[item["test"]] = item
-        except (ValueError, KeyError, TypeError):
-            continue
     return lines, cut
+
+
+def _forward_lines(judge: subprocess.Popen, job: str, received: queue.Queue) -> None:
+    """Feed the judge its job, then pass each line it prints on; None when it closes."""
+    try:
+        judge.stdin.write(job)
+        judge.stdin.close()
+        for line in judge.stdout:
+            received.put(line)
+    except (OSError, ValueError):  # the judge was killed while we wrote or read
+        pass
+    received.put(None)
 
 
 def judge(
@@ -189,7 +212,8 @@ def judge(
 ) -> tuple[list[TestResult], list[str]]:
     """Judge every test of `assignment` on the kernel's `programs` with the student's key:
     (results in notebook order, refusals: programs the judge's policy did not accept). A verdict
-    that does not finish in `timeout` seconds fails with that reason, and the rest are judged
+    that does not finish within `timeout` seconds of the one before fails with that reason, and
+    the rest are judged
     in a new process."""
     tests = test_cells(assignment)
     lines: dict[str, dict] = {}
