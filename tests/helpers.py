@@ -257,3 +257,31 @@ def only_requests_to(prefix: str, outside: list):
             request_route.abort()
 
     return route
+
+
+# What the removed answering rules refused, in an honest answer: valid Python 3.12+ that reaches the
+# kernel as written (tests/test_intake.py) and runs there (tests/test_student_view.py).
+HONEST_UNUSUAL = """
+import os
+import sys
+
+
+class Registry:
+    kinds = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Registry.kinds.append(cls.__name__)
+
+
+class Save(Registry):
+    pass
+
+
+def describe(value):
+    match value:
+        case {"kind": str(kind)}:
+            return kind
+        case _:
+            return getattr(jnp, "_src", None) and type(value).__name__
+"""

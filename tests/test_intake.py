@@ -8,6 +8,7 @@ import json
 
 import nbformat
 import pytest
+from helpers import HONEST_UNUSUAL
 
 from grader import answers, course, intake, messages, sample_classes
 
@@ -88,34 +89,7 @@ def test_symlinks_are_refused_not_followed(tmp_path):
     assert got is None and "符号链接" in notes[-1]
 
 
-# What the removed answering rules refused: every line is valid Python and reaches the kernel as written.
-UNUSUAL = """
-import os
-import sys
-
-
-class Registry:
-    kinds = []
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        Registry.kinds.append(cls.__name__)
-
-
-class Save(Registry):
-    pass
-
-
-def describe(value):
-    match value:
-        case {"kind": str(kind)}:
-            return kind
-        case _:
-            return getattr(jnp, "_src", None) and type(value).__name__
-
-
-print(os.getcwd(), sys.version_info >= (3, 12), describe({"kind": "save"}))
-"""
+UNUSUAL = HONEST_UNUSUAL + '\n\nprint(os.getcwd(), sys.version_info >= (3, 12), describe({"kind": "save"}))\n'
 
 
 def test_the_students_code_reaches_the_kernel_as_written(tmp_path):

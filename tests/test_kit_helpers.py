@@ -40,7 +40,7 @@ from ch4judge import (
 from ch4protocol import GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
 
-from grader import course, verdict
+from grader import course, hostile, verdict
 
 X = np.linspace(-2.0, 2.0, 7).astype(np.float32)
 
@@ -450,15 +450,6 @@ TEST_BODIES = [
 ]
 
 
-def interface(assignment: str) -> list[str]:
-    """The names the setup cell's `start_tests(interface=[...])` takes from the student."""
-    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
-    calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]
-    call = next(n for n in calls if getattr(n.func, "id", None) == "start_tests")
-    return list(ast.literal_eval(call.keywords[0].value))
-
-
 def test_a_body_gets_the_kits_helpers_and_real_builtins():
     import builtins
 
@@ -473,7 +464,7 @@ def test_a_body_gets_the_kits_helpers_and_real_builtins():
 def test_no_interface_name_can_shadow_a_kit_name(assignment):
     """The kernel puts the interface into each body's namespace after the kit's names."""
     kit = set(VERDICT_HELPERS) | set(TRUSTED) | set(EXPORT_HELPERS) | {"programs", "seed_for"}
-    assert not kit & set(interface(assignment))
+    assert not kit & set(hostile.interface(assignment))
 
 
 def test_the_grader_judges_with_the_kits_messages():

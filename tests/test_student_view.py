@@ -13,6 +13,7 @@ import ch4judge
 import ch4validate
 import nbformat
 import pytest
+from helpers import HONEST_UNUSUAL
 from nbclient import NotebookClient
 
 from grader import answers, course, nbtools, sandbox
@@ -56,33 +57,10 @@ def test_passing_tests_say_so():
     assert outputs["answer"] == "", outputs["answer"]
 
 
-# What the removed answering rules refused, in an honest answer: it runs as written and passes.
-UNUSUAL = """
-import os
-
-
-class Registry:
-    kinds = []
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        Registry.kinds.append(cls.__name__)
-
-
-class Save(Registry):
-    pass
-
-
-def describe(value):
-    match value:
-        case {"kind": str(kind)}:
-            return kind
-        case _:
-            return type(value).__name__
-
-
-print("作答区运行了", os.getcwd() != "", Registry.kinds, describe({"kind": "save"}), getattr(jax, "_src") is not None)
-"""
+UNUSUAL = HONEST_UNUSUAL + (
+    '\n\nprint("作答区运行了", os.getcwd() != "", Registry.kinds, describe({"kind": "save"}),'
+    ' getattr(jax, "_src") is not None)\n'
+)
 
 
 def test_honest_python_the_old_rules_refused_runs_as_written():
