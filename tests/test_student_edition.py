@@ -180,7 +180,7 @@ def test_make_lab_serves_the_edition_with_validate_and_no_instructor_tools(lab):
 # ---------------------------------------------------------------------------------------------
 # End to end in a real browser: a student types answers into JupyterLab and runs the notebook
 
-WRONG, FAILS = "sqrt_eps", "test_forward"  # this catalogued wrong answer fails exactly this visible test
+WRONG, FAILS = "single_where", "test_grad_zero"  # this catalogued wrong answer fails exactly this visible test
 CJK = re.compile(r"[\u4e00-\u9fff]")
 OUTPUT = ".jp-OutputArea-output"
 STDERR = f"{OUTPUT}[data-mime-type='application/vnd.jupyter.stderr']"  # errors render here too
@@ -286,7 +286,7 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
 
     source = nbformat.read(lab["folder"] / copy_in_lab, as_version=4)
     tests = [cell.source for cell in source.cells if cell.source.startswith("%%ch4test")]
-    visible = [test for cell in tests for test in re.findall(r'collect\("(\w+)"', cell)]  # hidden ones collect nothing
+    visible = [test for cell in tests for test in re.findall(r'programs\("(\w+)"', cell)]  # hidden ones export nothing
     assert len(visible) >= 2 and FAILS in visible and visible[0] != FAILS, visible
     page = open_notebook(browser, lab, copy_in_lab)
     try:
