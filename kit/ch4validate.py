@@ -25,6 +25,8 @@ import re
 import sys
 from pathlib import Path
 
+import ch4fork
+
 # The kernel's start-up warnings (ipykernel warns, on every start, that its local TCP sockets are
 # unencrypted) would reach the student's terminal once per notebook; only errors do.
 KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR", "--HistoryManager.hist_file=:memory:"]
@@ -50,6 +52,8 @@ def check(path: Path) -> list[str]:
 
     config = Config()
     config.Execute.extra_arguments = KERNEL_ARGS
+    if ch4fork.available():
+        config.Execute.kernel_manager_class = ch4fork.ForkKernelManager
     results = Validator(config=config).validate(str(path))
     if results.get("type_changed"):
         return ["有单元格的类型被改动了（例如代码单元格改成了 Markdown）：请从 exercises/ 重新取一份原题再作答"]
@@ -80,6 +84,9 @@ def main(argv: list[str]) -> int:
         return 2
     os.environ.update(compile_cache())  # the kernels inherit it
     from nbgrader.validator import Validator  # noqa: F401  imported once, before the workers fork
+
+    if ch4fork.available():
+        ch4fork.ForkServer.start()  # one server for every worker, started while it still is one process
 
     # one kernel more than cores: while a kernel starts, or nbclient waits on it, a core would idle
     jobs = min(len(argv), len(os.sched_getaffinity(0)) + 1) if sys.platform == "linux" else 1  # fork is Linux's

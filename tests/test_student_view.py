@@ -224,3 +224,38 @@ def test_graded_kernels_get_no_compilation_cache():
     allow-list that does not pass it on, whatever the grading machine's environment says."""
     env = sandbox.kernel_env({**os.environ, **ch4validate.compile_cache()})
     assert not [key for key in env if "CACHE" in key], env
+
+
+def test_a_make_check_kernel_forked_from_the_preloaded_server_behaves_as_a_cold_one(tmp_path, monkeypatch):
+    """`make check` forks its kernels from a server that imported ipykernel and JAX once
+    (kit/ch4fork.py). Such a kernel is a process of its own, in the notebook's folder, imports the
+    student's module from there, draws its own random numbers, and gives the verdicts a cold
+    kernel gives."""
+    import ch4fork
+
+    assert ch4fork.available()
+    (tmp_path / "helper.py").write_text("VALUE = 41\n")
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import os, sys, numpy, helper\n"
+        "print(os.getcwd(), os.getpid(), helper.VALUE + 1, numpy.random.rand(), 'jax' in sys.modules, os.getppid())"
+    )])  # fmt: skip
+
+    def probed(manager):
+        nb = nbformat.from_dict(probe)
+        options = {"kernel_manager_class": manager} if manager else {}
+        NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, **options).execute()
+        return nb.cells[0].outputs[0]["text"].split()
+
+    first, second, cold = probed(ch4fork.ForkKernelManager), probed(ch4fork.ForkKernelManager), probed(None)
+    assert first[0] == second[0] == cold[0] == str(tmp_path), (first, cold)
+    assert first[2] == second[2] == "42" and first[4] == second[4] == "True", first
+    assert len({first[1], second[1], str(os.getpid())}) == 3, "the kernels are not processes of their own"
+    assert first[3] != second[3], "two forked kernels drew the same random numbers"
+    assert first[5] == second[5] == str(ch4fork.ForkServer._process.pid) != cold[5], "not forked from the server"
+
+    wrong = next(e for e in answers.entries("softplus") if e.slug == "grad_approx_large_x").answer
+    path = tmp_path / "softplus.ipynb"
+    nbformat.write(answers.with_answer(answers.release_notebook("softplus"), wrong), path)
+    forked = ch4validate.check(path)
+    monkeypatch.setattr(ch4fork, "available", lambda: False)
+    assert forked and forked == ch4validate.check(path), forked
