@@ -20,6 +20,7 @@ shows it is opened by an instructor. So:
 
 from __future__ import annotations
 
+import copy
 import html
 import importlib.util
 import json
@@ -31,6 +32,8 @@ import jinja2
 import jinja2.bccache
 from ch4protocol import MIME as EVIDENCE_MIME
 from jinja2 import pass_context
+from nbclient.exceptions import CellTimeoutError
+from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
@@ -148,6 +151,9 @@ def _output_size(out: dict) -> int:
     return _size(out.get("text", "")) + sum(map(_size, data.values())) + sum(map(_size, out.get("traceback", [])))
 
 
+KERNEL_RESTARTED = "中断停不下这个单元格：内核已重启"  # the error a stuck cell keeps (RestartStuckKernel)
+
+
 def _is_full_note(out: dict) -> bool:
     return out.get("text") == TOO_MANY + "\n"
 
@@ -187,7 +193,38 @@ class OutputCap:
             cap_output(out)
 
 
-class CappedExecute(OutputCap, Execute):
+class RestartStuckKernel:
+    """Mixin for nbgrader's Execute: a cell past its time limit is interrupted; one stuck where
+    Python cannot be interrupted (a C loop, such as a regular expression that backtracks without
+    end) never answers, and nbclient then fails the whole notebook ("Timeout waiting for IOPub
+    output": 0 points). Restart the kernel instead, run the code cells before it again (not the
+    test cells: their programs are already out; not a cell that was stuck), and go on: the cell
+    keeps a time-out error that says so."""
+
+    def preprocess_cell(self, cell, resources, index):
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except CellTimeoutError as err:
+            if "IOPub" not in str(err):
+                raise
+        run_sync(self._restart_and_replay)(index)
+        cell.outputs.append(new_output("error", ename="CellTimeoutError", evalue=KERNEL_RESTARTED, traceback=[]))
+        return cell, self.resources
+
+    async def _restart_and_replay(self, index: int) -> None:
+        await ensure_async(self.km.restart_kernel(now=True))
+        await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
+        for earlier, cell in enumerate(self.nb.cells[:index]):
+            test = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade")
+            stuck = any(out.get("evalue") == KERNEL_RESTARTED for out in cell.get("outputs", []))
+            if cell.cell_type == "code" and not test and not stuck:
+                try:
+                    await self.async_execute_cell(copy.deepcopy(cell), earlier, store_history=False)
+                except CellTimeoutError:
+                    return  # stuck again: the cells after it run in what there is
+
+
+class CappedExecute(RestartStuckKernel, OutputCap, Execute):
     """nbgrader's Execute step with the output caps (the unsandboxed path)."""
 
 

@@ -87,6 +87,13 @@ def cell_timed_out(grade_id: str | None, seconds: int) -> str:
     return f"单元格 {grade_id or '一个未标记的单元格'} 超过 {seconds} 秒未结束，已被中断（可能有死循环）"
 
 
+def cell_stuck(grade_id: str | None, seconds: int) -> str:
+    return (
+        f"单元格 {grade_id or '一个未标记的单元格'} 超过 {seconds} 秒未结束，中断也停不下它：内核已重启，"
+        "它之前的代码单元格重新运行过，它自己定义的东西都不在了"
+    )
+
+
 def answer_raised(name: str, value: str) -> str:
     return f"作答区运行时报错：{name}: {value[:120]}"
 

@@ -134,6 +134,13 @@ def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], No
     # tests still run: full marks tell that apart from the per-submission ceiling, which scores 0.
     endless = good + "\nwhile True:\n    pass"
     add("infinite-loop", answered(assignment, endless), "full", "an endless loop after the answer", "已被中断")
+    # A cell of the student's own that no interrupt stops (the regular expression engine never
+    # checks for signals): the kernel is restarted, the cells before it run again, the tests after
+    # it pass.
+    nb = answered(assignment, good)
+    last_test = max(i for i, cell in enumerate(nb.cells) if (cell.metadata.get("nbgrader") or {}).get("grade"))
+    nb.cells.insert(last_test, nbformat.v4.new_code_cell('import re\nre.match(r"(a|aa)+$", "a" * 60 + "b")'))
+    add("stuck-in-c", nb, "full", "a cell stuck where no interrupt reaches", "中断也停不下它")
     slow = good + "\nimport time\nget_ipython().events.register('pre_run_cell', lambda *args: time.sleep(15))"
     add(
         "slow-every-cell",

@@ -381,9 +381,10 @@ class SandboxKernelManager(AsyncKernelManager):
             self.box.close()
 
 
-class SandboxExecute(feedback.OutputCap, Execute):
+class SandboxExecute(feedback.RestartStuckKernel, feedback.OutputCap, Execute):
     """nbgrader's Execute step with sandboxed kernels (nbgrader passes its own manager class
-    as an argument, which configuration cannot override) and capped outputs."""
+    as an argument, which configuration cannot override), capped outputs, and a restart past a
+    cell that no interrupt stops."""
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxKernelManager

@@ -122,8 +122,11 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     notes, trimmed = [], False
     for cell in nb.cells:
         for out in cell.get("outputs", []):
-            if out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
-                notes.append(messages.cell_timed_out(cell.metadata.get("nbgrader", {}).get("grade_id"), cell_timeout))
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if out.get("output_type") == "error" and out.get("evalue") == feedback.KERNEL_RESTARTED:
+                notes.append(messages.cell_stuck(grade_id, cell_timeout))
+            elif out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
+                notes.append(messages.cell_timed_out(grade_id, cell_timeout))
             elif out.get("output_type") == "error" and cell.metadata.get("nbgrader", {}).get("solution"):
                 if out.get("ename") == "NotImplementedError":
                     notes.append(messages.NOT_ANSWERED)
