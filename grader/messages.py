@@ -95,7 +95,8 @@ def cell_stuck(grade_id: str | None, seconds: int) -> str:
 
 
 def answer_raised(name: str, value: str) -> str:
-    return f"作答区运行时报错：{name}: {value[:120]}"
+    first = next((line.strip() for line in value.splitlines() if line.strip()), "")  # one line in the table
+    return f"作答区运行时报错：{name}: {first[:120]}"
 
 
 def output_trimmed(max_chars: int) -> str:

@@ -173,6 +173,15 @@ def test_the_limits_default_to_60_and_300_seconds(monkeypatch, tmp_path):
         cli.main(["grade", "SUBMITTED", "--out", "OUT", "--no-code-scan"])
 
 
+def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
+    """JAX puts a whole traceback into some error values (a failing host callback does): the
+    table and the CSV keep their first line."""
+    from grader import messages
+
+    note = messages.answer_raised("JaxRuntimeError", "INTERNAL: CpuCallback error: Traceback (most recent call last):\n  File")
+    assert note == "作答区运行时报错：JaxRuntimeError: INTERNAL: CpuCallback error: Traceback (most recent call last):"
+
+
 def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
     """On the page of a student who fails a hidden test: none of its code, all of its verdict."""
     from grader.edition import secret_passages
