@@ -37,6 +37,13 @@ grader, the cell's compile budget (`ch4.compile_budget` in its metadata), and wh
 were compiled more than once in the notebook or only for other shapes (`grader/compiles.py`).
 Every class run ends with the compilations per assignment.
 
+`--against REV` compares what grading and checking cost in this tree and in the tree of a git
+revision REV (checked out into a scratch worktree, run with this venv: REV's own requirements
+must be installed in it), in the same run: the seven reference answers and every natural answer
+of the catalogue graded with `grader grade --jobs 2` (CPU per graded notebook, this process
+tree's), and `python -m ch4validate` (what `make check` runs) on the seven references, warm
+(after one run that fills the student's compilation cache), wall seconds. Medians of the repeats.
+
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
 one process, medians of the repeats): starting the kernel, the cells (their time and the CPU the
 machine spent on them), stopping it, for the floor and for the grader's sandboxed kernels, and
@@ -51,12 +58,16 @@ import contextlib
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import answers, course, engine, sample_classes
+import nbformat
+
+from grader import REPO, answers, course, engine, sample_classes
 
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
@@ -294,6 +305,49 @@ def breakdown(scratch: Path, repeats: int) -> None:
         print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
+def _in_tree(tree: Path, cwd: Path, *module_and_args: str) -> None:
+    """`python -m MODULE ARGS` with `tree`'s kit and grader first on the path."""
+    env = {**os.environ, "PYTHONPATH": f"{tree / 'kit'}:{tree}"}
+    subprocess.run([sys.executable, "-m", *module_and_args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def against(scratch: Path, revision: str, repeats: int) -> None:
+    """This tree against `revision`: CPU per graded notebook, and `make check` warm (see above)."""
+    worktree = scratch / "against"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        pool = [(f"reference-{a}", a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
+        pool += [(f"{e.kind}-{e.slug}", e.assignment, e.answer) for e in answers.entries() if e.kind == "natural"]
+        for student, assignment, answer in pool:
+            sample_classes.write(scratch / "class", student, assignment, sample_classes.answered(assignment, answer))
+        for assignment in course.ASSIGNMENTS:
+            folder = scratch / "check" / "exercises" / assignment
+            folder.mkdir(parents=True)
+            notebook = sample_classes.answered(assignment, answers.reference_answer(assignment))
+            nbformat.write(notebook, folder / f"{assignment}.ipynb")
+        trees, rows = {"this tree": REPO, revision: worktree}, {}
+        notebooks = sorted(str(p) for p in (scratch / "check").rglob("*.ipynb"))
+        for number, (label, tree) in enumerate(trees.items()):
+            grade = ["grader", "grade", str(scratch / "class"), "--jobs", "2", "--out"]
+            _in_tree(tree, scratch / "check", "ch4validate", *notebooks)  # fills the compilation cache: then warm
+            graded, checked = [], []
+            for repeat in range(repeats):
+                out = str(scratch / f"out-{number}-{repeat}")  # a fresh folder: nothing reused
+                graded.append(measured(lambda: _in_tree(tree, tree, *grade, out))[1])  # noqa: B023
+                checked.append(measured(lambda: _in_tree(tree, scratch / "check", "ch4validate", *notebooks))[0])  # noqa: B023
+                print(f"  {label}, repeat {repeat + 1}/{repeats} done", flush=True)
+            rows[label] = (statistics.median(graded) / len(pool), statistics.median(checked))
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
+    (cpu, check_s), (old_cpu, old_check_s) = rows["this tree"], rows[revision]
+    print(f"\n{'tree':>12}  {'CPU/graded notebook':>20}  {'make check, 7 answers, warm':>28}")
+    for label, (c, w) in rows.items():
+        print(f"{label[:12]:>12}  {c:18.2f} s  {w:26.2f} s")
+    print(f"{'ratio':>12}  {cpu / old_cpu:20.2f}  {check_s / old_check_s:28.2f}")
+    print(f"\n{len(pool)} notebooks graded per run (references and natural answers), medians of {repeats} repeats")
+
+
 def compile_report(detail: bool) -> list[tuple[str, int, int, float]]:
     """Per assignment (reference answer): compilations in the kernel's test cells, in its
     verdicts, and their CPU; with `detail`, per test cell and what repeats."""
@@ -337,6 +391,7 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true", help="where one notebook's time goes, per assignment")
     parser.add_argument("--compiles", action="store_true", help="XLA compilations per test cell of each reference")
     parser.add_argument("--no-peer", action="store_true", help="skip plain nbgrader autograde")
+    parser.add_argument("--against", metavar="REV", help="CPU per graded notebook and make check, here and at REV")
     args = parser.parse_args()
     if args.compiles:
         compile_report(detail=True)
@@ -349,6 +404,8 @@ def main() -> None:
             scratch = Path(scratch)
             if args.breakdown:
                 return breakdown(scratch, args.repeats)
+            if args.against:
+                return against(scratch, args.against, args.repeats)
             for size in args.sizes:
                 submitted = scratch / f"class-{size}"
                 make_class(submitted, size)
