@@ -62,10 +62,13 @@ tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb
 
 # pip-tools lives in a throwaway venv under build/, so it is not one of the course's own pins.
-pins:  ## recompile requirements.txt (exact pins) from requirements.in (direct dependencies)
+# requirements-student.txt takes every version from requirements.txt (its .in says -c requirements.txt).
+pins:  ## recompile requirements.txt and requirements-student.txt (exact pins) from their .in files
 	$(PY) -m venv build/pip-tools && build/pip-tools/bin/pip install --quiet pip-tools==7.6.2
-	CUSTOM_COMPILE_COMMAND="make pins" build/pip-tools/bin/pip-compile --quiet --allow-unsafe --strip-extras \
-	    --no-emit-index-url --no-emit-find-links --annotation-style=line --output-file requirements.txt requirements.in
+	for name in requirements requirements-student; do \
+	    CUSTOM_COMPILE_COMMAND="make pins" build/pip-tools/bin/pip-compile --quiet --allow-unsafe --strip-extras \
+	        --no-emit-index-url --no-emit-find-links --annotation-style=line --output-file $$name.txt $$name.in \
+	    || exit 1; done
 
 clean:  ## remove build products and caches (keeps .venv; rm -rf .venv to rebuild it)
 	rm -rf build .pytest_cache .ruff_cache

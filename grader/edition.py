@@ -17,19 +17,22 @@ import nbformat
 from grader import REPO, course
 
 # What goes in, as globs relative to the repository; each file keeps its path, except that the
-# files under edition/ (student README, Makefile, pyproject, Jupyter settings) go to the top.
+# files under edition/ (student README, Makefile, pyproject, Jupyter settings) go to the top, and
+# the student's own pins become the edition's requirements.txt (RENAMED).
 CONTENTS = [
     "notebooks/*.ipynb",
     "exercises/*/*.ipynb",
     "kit/*.py",
     "edition/**/*",
     "edition/**/.gitignore",
-    "requirements.txt",
+    "requirements-student.txt",
     "environment.yml",
     "tools/setup.sh",
     "tools/install_pins.sh",
     "tools/lab.sh",
 ]
+
+RENAMED = {"requirements-student.txt": "requirements.txt"}  # what the edition's tools/setup.sh installs
 
 SECRET_BLOCK = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
 # A single line this long is specific enough to be a leak on its own; shorter lines are often
@@ -46,6 +49,7 @@ def build(out: Path) -> Path:
     for pattern in CONTENTS:
         for path in sorted(p for p in REPO.glob(pattern) if p.is_file()):
             inner = path.relative_to(REPO / "edition" if pattern.startswith("edition/") else REPO)
+            inner = Path(RENAMED.get(str(inner), inner))
             (out / inner).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, out / inner)
     return Path(shutil.make_archive(str(out), "zip", root_dir=out.parent, base_dir=out.name))

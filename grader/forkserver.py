@@ -42,6 +42,7 @@ import traceback
 from pathlib import Path
 from queue import Empty
 
+from ch4fork import lines, reap  # the line protocol, shared with make check's own fork server
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.provisioning import LocalProvisioner
 
@@ -70,8 +71,8 @@ def serve() -> None:
         importlib.import_module(name)
     requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
     replies.write(b"ready\n")
-    for line in _lines(requests):
-        _reap()  # the grader opened a pidfd for every earlier child before sending this request
+    for line in lines(requests):
+        reap()  # the grader opened a pidfd for every earlier child before sending this request
         request = json.loads(line)
         child = os.fork()
         if child == 0:
@@ -82,23 +83,6 @@ def serve() -> None:
             finally:
                 os._exit(127)
         replies.write(json.dumps({"pid": child}).encode() + b"\n")
-
-
-def _lines(stream):
-    buffer = b""
-    while chunk := stream.read(65536):
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            yield line
-
-
-def _reap() -> None:
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
 
 
 def _enter_sandbox(request: dict) -> None:

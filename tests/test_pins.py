@@ -1,5 +1,7 @@
 """requirements.txt is the exact pins compiled from requirements.in (`make pins`): every direct
-dependency is pinned there, each pin satisfies what requirements.in asks, and nothing is loose."""
+dependency is pinned there, each pin satisfies what requirements.in asks, and nothing is loose.
+The student's pins (requirements-student.txt, the edition's requirements.txt) are the same
+versions, fewer of them."""
 
 import re
 
@@ -10,7 +12,8 @@ from grader import REPO
 
 def requirements(name: str) -> list[Requirement]:
     lines = (REPO / name).read_text(encoding="utf-8").splitlines()
-    return [Requirement(line.split("#")[0].strip()) for line in lines if line.split("#")[0].strip()]
+    lines = [line.split("#")[0].strip() for line in lines]
+    return [Requirement(line) for line in lines if line and not line.startswith("-c ")]
 
 
 def canonical(name: str) -> str:
@@ -33,6 +36,17 @@ def test_every_direct_dependency_is_pinned_within_what_it_asks():
         assert wanted.specifier.contains(version, prereleases=True), (
             f"{pin} does not satisfy requirements.in's {wanted}: run `make pins`"
         )
+
+
+def test_the_students_pins_are_the_instructors_versions_and_fewer():
+    student = {canonical(r.name): r for r in requirements("requirements-student.txt")}
+    assert student.keys() < PINS.keys(), f"not in requirements.txt: {sorted(student.keys() - PINS.keys())}"
+    differ = [f"{student[name]} vs {PINS[name]}" for name in student if student[name].specifier != PINS[name].specifier]
+    assert not differ, f"run `make pins`: {differ}"
+    for wanted in requirements("requirements-student.in"):
+        assert canonical(wanted.name) in student, f"{wanted.name} is in requirements-student.in but not pinned"
+    for tool in ("playwright", "pytest", "ruff", "distributed", "jupyterhub", "psycopg"):
+        assert tool not in student, f"a student does not need {tool}"
 
 
 def test_the_pins_say_how_they_are_made():

@@ -107,6 +107,15 @@ def unpacked(built, tmp_path_factory):
     return folder
 
 
+def test_the_edition_installs_the_students_pins_only(built):
+    """A student installs what the chapter, the exercises, JupyterLab and `make check` need
+    (requirements-student.txt, as the edition's requirements.txt), not the grader's cluster,
+    server, browser and test tools."""
+    out, _ = built
+    assert (out / "requirements.txt").read_text("utf-8") == (REPO / "requirements-student.txt").read_text("utf-8")
+    assert "requirements-student.txt" not in files_in(out)
+
+
 def test_fresh_copy_installs_its_own_kit(unpacked):
     where = subprocess.run(
         [str(unpacked / ".venv" / "bin" / "python"), "-c", "import ch4check, ch4validate; print(ch4check.__file__)"],
