@@ -1,4 +1,4 @@
-"""The classroom on a shared server, as README's "A shared server" section tells it, step by step:
+"""The classroom on a shared server, as docs/shared-server.md tells it, step by step:
 `make hub` (tools/hub.sh) as root, JupyterHub from the pins with its proxy from npm, real Unix
 users who log in with their passwords (PAM), and Chromium.
 
@@ -7,9 +7,9 @@ of this checkout in their home. A student logs in, fetches softplus from the Ass
 types an answer, submits; the instructor collects, grades with `python -m grader grade` and
 releases the feedback; the student fetches it and opens the page. The second student then tries
 to read the first one's submission, the solutions, the gradebook and the grading secret, and is
-refused each time. The student's server and home are as README says, and the instructor logs in
+refused each time. The student's server and home are as the page says, and the instructor logs in
 too: their server runs from the checkout and Formgrader there shows the graded class. The folders
-`make hub` made have the owners and modes README lists, and every port the hub's processes listen
+`make hub` made have the owners and modes the page lists, and every port the hub's processes listen
 on is on loopback. The round trip is one module fixture, so no test depends on another having run
 first. Users, group, folders and processes are removed afterwards. Apart from the round trip,
 `make hub` is run where it must refuse (not root, no instructor of its own, no Node.js >= 20, no
@@ -164,8 +164,8 @@ def hub_env(site) -> dict:
 
 @pytest.fixture(scope="module")
 def hub(site):
-    """README's steps: the instructor's checkout (a copy of this one's files), `make hub` as root,
-    the instructor's `make setup`, the hub started; yields its URL."""
+    """docs/shared-server.md's steps: the instructor's checkout (a copy of this one's files), `make hub`
+    as root, the instructor's `make setup`, the hub started; yields its URL."""
     listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]  # the working tree
     files = subprocess.run(listed, cwd=REPO, capture_output=True, check=True).stdout
     for name in filter(None, files.decode().split("\0")):
@@ -444,7 +444,7 @@ def test_make_hub_lays_out_the_folders_as_readme_says_and_every_socket_is_on_loo
     }
     found = {folder: (folder.stat().st_uid, stat.S_IMODE(folder.stat().st_mode)) for folder in expected}
     wrong = {str(f): (uid, oct(mode)) for f, (uid, mode) in found.items() if (uid, mode) != expected[f]}
-    assert not wrong, f"(owner uid, mode) not as README says: {wrong}"
+    assert not wrong, f"(owner uid, mode) not as docs/shared-server.md says: {wrong}"
     writable = subprocess.run(
         ["find", site.prefix, "!", "-type", "l", "-perm", "/go+w"], capture_output=True, text=True, check=True
     ).stdout.split()

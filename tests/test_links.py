@@ -10,6 +10,7 @@ from grader import REPO
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 PAGES = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "exercises").glob("*/*.ipynb"))
+DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def markdown_of(path):
@@ -24,7 +25,7 @@ def headings(path):
     }
 
 
-@pytest.mark.parametrize("page", PAGES + [REPO / "README.md"], ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("page", PAGES + DOCS, ids=lambda p: str(p.relative_to(REPO)))
 def test_relative_links_resolve(page):
     broken = []
     for target in LINK.findall(markdown_of(page)):

@@ -1,13 +1,13 @@
-"""Every promise README.md makes to instructors names the test that proves it (CONTRIBUTING.md,
-"Every promise has a test").
+"""Every promise the instructor pages in docs/ make names the test that proves it (the map is
+docs/promises.md; CONTRIBUTING.md, "Every promise has a test", says how to keep it).
 
-A guarantee sentence, exactly as CONTRIBUTING defines it: a sentence of a bullet point (nested
-ones included) in the English instructor sections of README.md (from `## For instructors:
-grading a class` to `## For maintainers`), code blocks and tables left out, the Speed bullet left
-out (it reports measurements of `python -m grader.benchmark`); plus each comment in those
-sections' command blocks that states a default. The map in CONTRIBUTING.md gives each of them, by its opening
-words, the tests that prove it; these tests hold the two together, so a new promise without a
-test, a reworded one, or a test that no longer exists fails the suite.
+A guarantee sentence, exactly as docs/promises.md defines it: a sentence of a bullet point
+(nested ones included) on an instructor page (`PAGES`: grading a class, a big class on a
+cluster, nbgrader's tools, the shared server), code blocks and tables left out; plus each
+comment in those pages' command blocks that states a default. Measurements live on
+docs/performance.md, which is not an instructor page. The map in docs/promises.md gives each of
+them, by its opening words, the tests that prove it; these tests hold the two together, so a new
+promise without a test, a reworded one, or a test that no longer exists fails the suite.
 """
 
 import ast
@@ -15,19 +15,15 @@ import re
 
 from grader import REPO
 
-README, CONTRIBUTING = REPO / "README.md", REPO / "CONTRIBUTING.md"
-SECTIONS = ("## For instructors: grading a class", "## For maintainers")
-SECTIONS_ZH = ("### 教师：给全班评分", "### 维护者")
-MAP_TITLE = "## Every promise has a test"
-LEFT_OUT = "Speed ("  # the bullet of measurements
+DOCS = REPO / "docs"
+PAGES = tuple(DOCS / name for name in ("grading.md", "cluster.md", "nbgrader-tools.md", "shared-server.md"))
+MAP, README = DOCS / "promises.md", REPO / "README.md"
+MAP_TITLE = "## The map"
+CHINESE = "\n## 中文"  # README: the English part, then the Chinese one
 # A sentence ends at . ! or ? (a closing parenthesis may follow) before a space and a capital
 # letter, a backtick, * or (; never after "e.g." or "i.e.".
 SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z`*(])")
 TEST = re.compile(r"`(tests/test_\w+\.py)::(test_\w+)`")
-
-
-def _between(text: str, start: str, end: str) -> str:
-    return text[text.index(start) : text.index(end, text.index(start))]
 
 
 def bullets(part: str) -> list[str]:
@@ -46,19 +42,19 @@ def bullets(part: str) -> list[str]:
 
 
 def guarantee_sentences() -> list[str]:
-    part = _between(README.read_text(encoding="utf-8").split("\n## 中文")[0], *SECTIONS)
     sentences = []
-    for bullet in bullets(part):
-        if not bullet.startswith(LEFT_OUT):
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for bullet in bullets(text):
             sentences += SENTENCE_END.split(bullet)
-    for block in re.findall(r"```.*?```", part, flags=re.S):
-        sentences += [c.strip() for c in re.findall(r"#\s*([^#\n]*\bdefault\b[^#\n]*)$", block, flags=re.M)]
+        for block in re.findall(r"```.*?```", text, flags=re.S):
+            sentences += [c.strip() for c in re.findall(r"#\s*([^#\n]*\bdefault\b[^#\n]*)$", block, flags=re.M)]
     return sentences
 
 
 def promise_map() -> list[tuple[str, list[tuple[str, str]]]]:
-    """(sentence opening, [(test file, test name)]) for each row of the map in CONTRIBUTING."""
-    text = CONTRIBUTING.read_text(encoding="utf-8")
+    """(sentence opening, [(test file, test name)]) for each row of the map in docs/promises.md."""
+    text = MAP.read_text(encoding="utf-8")
     table = text[text.index(MAP_TITLE) :].split("\n## ")[0]
     rows = []
     for line in table.splitlines():
@@ -69,20 +65,20 @@ def promise_map() -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def test_the_definition_finds_the_promises():
-    """The splitter on the README as it is: enough sentences, each a whole one."""
+    """The splitter on the pages as they are: enough sentences, each a whole one."""
     sentences = guarantee_sentences()
     assert len(sentences) >= 50, len(sentences)
     assert "A killed worker's task runs again elsewhere." in sentences
     assert "--nworkers N, default one per core" in sentences
-    assert not [s for s in sentences if s.startswith(LEFT_OUT) or s.endswith(("e.g.", "i.e."))]
+    assert not [s for s in sentences if s.endswith(("e.g.", "i.e."))]
 
 
 def test_every_guarantee_sentence_has_exactly_one_row_of_the_map():
     rows = [opening for opening, _ in promise_map()]
     unmapped = [s for s in guarantee_sentences() if sum(s.startswith(o) for o in rows) != 1]
-    assert not unmapped, f"README sentences with no row (or several) in CONTRIBUTING's map: {unmapped}"
+    assert not unmapped, f"sentences of the instructor pages with no row (or several) in docs/promises.md: {unmapped}"
     stale = [o for o in rows if sum(s.startswith(o) for s in guarantee_sentences()) != 1]
-    assert not stale, f"map rows that open no README sentence (or several): {stale}"
+    assert not stale, f"map rows that open no sentence of the instructor pages (or several): {stale}"
 
 
 def functions_in(path: str) -> set[str]:
@@ -99,12 +95,25 @@ def test_every_row_names_tests_that_exist():
         assert not missing, f"the map names, for '{opening}', tests that do not exist: {missing}"
 
 
-def test_the_chinese_sections_have_as_many_bullets():
-    """The English sections are the reference; a promise added in one language only fails here."""
-    readme = README.read_text(encoding="utf-8")
-    english, chinese = _between(readme, *SECTIONS), _between(readme, *SECTIONS_ZH)
+def test_the_readme_says_the_same_in_both_languages():
+    """README's English part is the reference; its Chinese part has the same sections, the same
+    bullets in each, the same commands and the same links to the pages, so a step or a page added
+    in one language only fails here."""
+    english, chinese = README.read_text(encoding="utf-8").split(CHINESE)
 
-    def per_section(part):
+    def sections(part):
         return [len(bullets(section)) for section in re.split(r"\n(?=#{2,4} )", part)]
 
-    assert per_section(english) == per_section(chinese)
+    def commands(part):
+        return [
+            line.split("#")[0].strip()
+            for block in re.findall(r"```.*?```", part, flags=re.S)
+            for line in block.splitlines()[1:-1]
+        ]
+
+    def links(part):
+        return sorted(target for target in re.findall(r"\]\(([^)\s]+)\)", part) if not target.startswith("#"))
+
+    assert sections(english) == sections(chinese)
+    assert commands(english) == commands(chinese)
+    assert links(english) == links(chinese)

@@ -24,8 +24,8 @@ def test_every_folder_in_solutions_is_an_assignment():
 
 
 def test_the_readme_names_every_assignment():
-    """The instructor's README lists the assignment folders grading expects."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """The instructor's guide (docs/grading.md) lists the assignment folders grading expects."""
+    readme = (REPO / "docs" / "grading.md").read_text(encoding="utf-8")
     listed = re.search(r"\(assignments: `([a-z_ ]+)`\)", readme)
     assert listed and sorted(listed.group(1).split()) == sorted(course.ASSIGNMENTS), listed
 
