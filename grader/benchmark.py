@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import random
 import statistics
@@ -64,8 +65,6 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-
-import nbformat
 
 from grader import REPO, answers, course, engine, sample_classes
 
@@ -305,10 +304,27 @@ def breakdown(scratch: Path, repeats: int) -> None:
         print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
-def _in_tree(tree: Path, cwd: Path, *module_and_args: str) -> None:
-    """`python -m MODULE ARGS` with `tree`'s kit and grader first on the path."""
+def _in_tree(tree: Path, cwd: Path, *args: str) -> None:
+    """`python ARGS` with `tree`'s kit and grader first on the path."""
     env = {**os.environ, "PYTHONPATH": f"{tree / 'kit'}:{tree}"}
-    subprocess.run([sys.executable, "-m", *module_and_args], cwd=cwd, env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+# Run in each tree: the same answer texts in that tree's own release notebooks (the class to
+# grade, and the seven references in an exercises/ folder for make check).
+_WRITE_ANSWERS = """
+import json, sys
+from pathlib import Path
+import nbformat
+from grader import sample_classes
+pool, dest = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
+for student, assignment, answer in pool:
+    notebook = sample_classes.answered(assignment, answer)
+    sample_classes.write(dest / "class", student, assignment, notebook)
+    if student.startswith("reference-"):
+        (dest / "check" / assignment).mkdir(parents=True)
+        nbformat.write(notebook, dest / "check" / assignment / f"{assignment}.ipynb")
+"""
 
 
 def against(scratch: Path, revision: str, repeats: int) -> None:
@@ -319,24 +335,21 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
     try:
         pool = [(f"reference-{a}", a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
         pool += [(f"{e.kind}-{e.slug}", e.assignment, e.answer) for e in answers.entries() if e.kind == "natural"]
-        for student, assignment, answer in pool:
-            sample_classes.write(scratch / "class", student, assignment, sample_classes.answered(assignment, answer))
-        for assignment in course.ASSIGNMENTS:
-            folder = scratch / "check" / "exercises" / assignment
-            folder.mkdir(parents=True)
-            notebook = sample_classes.answered(assignment, answers.reference_answer(assignment))
-            nbformat.write(notebook, folder / f"{assignment}.ipynb")
-        trees, rows = {"this tree": REPO, revision: worktree}, {}
-        notebooks = sorted(str(p) for p in (scratch / "check").rglob("*.ipynb"))
-        for number, (label, tree) in enumerate(trees.items()):
-            grade = ["grader", "grade", str(scratch / "class"), "--jobs", "2", "--out"]
-            _in_tree(tree, scratch / "check", "ch4validate", *notebooks)  # fills the compilation cache: then warm
+        (scratch / "pool.json").write_text(json.dumps(pool), encoding="utf-8")
+        rows = {}
+        for number, (label, tree) in enumerate({"this tree": REPO, revision: worktree}.items()):
+            mine = scratch / str(number)
+            _in_tree(tree, scratch, "-c", _WRITE_ANSWERS, str(scratch / "pool.json"), str(mine))
+            check = ["-m", "ch4validate", *sorted(str(p) for p in (mine / "check").rglob("*.ipynb"))]
+            _in_tree(tree, mine, *check)  # fills the compilation cache: the runs below are warm
             graded, checked = [], []
             for repeat in range(repeats):
-                out = str(scratch / f"out-{number}-{repeat}")  # a fresh folder: nothing reused
-                graded.append(measured(lambda: _in_tree(tree, tree, *grade, out))[1])  # noqa: B023
-                checked.append(measured(lambda: _in_tree(tree, scratch / "check", "ch4validate", *notebooks))[0])  # noqa: B023
-                print(f"  {label}, repeat {repeat + 1}/{repeats} done", flush=True)
+                out = str(mine / f"out-{repeat}")  # a fresh folder: nothing reused
+                grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "2", "--out", out]
+                graded.append(measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
+                checked.append(measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
+                print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[-1] / len(pool):.2f} core-s per graded "
+                      f"notebook, make check {checked[-1]:.2f} s", flush=True)  # fmt: skip
             rows[label] = (statistics.median(graded) / len(pool), statistics.median(checked))
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
