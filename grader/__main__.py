@@ -1,4 +1,4 @@
-"""Command line: python -m grader {run,tidy,release,edition,try,grade,certs,scheduler,worker,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,try,grade,report,certs,scheduler,worker,demo} ..."""
 
 from __future__ import annotations
 
@@ -71,6 +71,18 @@ def cmd_grade(args) -> int:
     from grader import grade
 
     return grade.main(args)
+
+
+def cmd_report(args) -> int:
+    """The class report of a graded OUT_DIR again (grade writes it too), e.g. after Formgrader changes."""
+    from grader import classreport
+
+    out = Path(args.out_dir)
+    if not (out / "grades.csv").is_file():
+        print(f"grader report: no grades.csv in {out}: grade a class into it first", file=sys.stderr)
+        return 2
+    print(f"Wrote {classreport.write(out)} (tests.csv and class.json beside it)")
+    return 0
 
 
 def cmd_certs(args) -> int:
@@ -199,6 +211,10 @@ def main(argv=None) -> int:
         help="seconds one cell may run before it is interrupted",
     )
     grading.set_defaults(func=cmd_grade)
+
+    class_report = sub.add_parser("report", help="write OUT_DIR/report/: the class report of a graded OUT_DIR")
+    class_report.add_argument("out_dir", help="the --out folder of a grading run")
+    class_report.set_defaults(func=cmd_report)
 
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
     demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")

@@ -190,9 +190,22 @@ def grade(
         del outcomes[key]
     _compact_journal(root, outcomes)
     report.write_outputs(root, out, outcomes)
+    write_class_report(out, echo)
     if ungraded:
         raise Incomplete(len(ungraded))
     return [outcomes[k] for k in sorted(outcomes)]
+
+
+def write_class_report(out: Path, echo=print) -> None:
+    """#33: OUT/report/ (grader/classreport.py). The grades are written by then: a report that
+    cannot be made is one line on stderr, never a failed run."""
+    from grader import classreport
+
+    try:
+        echo(f"  class report: {classreport.write(out)}")
+    except Exception as err:  # noqa: BLE001 - any failure of the report leaves the grades as they are
+        reason = report.escaped(str(err))[:300]  # it may quote a student's id
+        print(f"grader grade: the class report was not written: {type(err).__name__}: {reason}", file=sys.stderr)
 
 
 class Incomplete(Exception):
@@ -503,4 +516,5 @@ def main(args) -> int:
         return 1
     report.print_table(outcomes)
     print(f"\nWrote {Path(args.out) / 'grades.csv'} and feedback under {Path(args.out) / 'feedback'}")
+    print("One row per student: grades_wide.csv, grades_canvas.csv (Canvas's gradebook import); the class: report/")
     return 0

@@ -89,6 +89,39 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
             o = outcomes[key]
             row = [o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)]
             writer.writerow([spreadsheet_cell(cell) for cell in row])
+    write_wide(out, outcomes)
+
+
+# —— #33: the same grades one row per student, for a spreadsheet or an LMS ——
+
+# Canvas's gradebook import (Gradebook > Import): these columns, one per assignment after them, and
+# a "Points Possible" row. Canvas finds a student by ID (its own numeric user id: left blank, where
+# a numeric student id would name somebody else), then SIS User ID, then SIS Login ID: ours is
+# the login, as on the shared server (docs/class-report.md).
+CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+
+
+def write_wide(out: Path, outcomes: dict) -> None:
+    """OUT/grades_wide.csv (student_id, a column per assignment, total) and OUT/grades_canvas.csv,
+    from the same outcomes as grades.csv; a cell is blank where a student handed nothing in."""
+    assignments = [a for a in course.ASSIGNMENTS if any(key[1] == a for key in outcomes)]
+    students = sorted({student for student, _ in outcomes})
+    scores = {s: [_score(outcomes.get((s, a))) for a in assignments] for s in students}
+    total = {s: sum(o.score for (who, _), o in outcomes.items() if who == s) for s in students}
+    wide = [[s, *scores[s], f"{total[s]:g}"] for s in students]
+    _write_csv(out / "grades_wide.csv", [["student_id", *assignments, "total"], *wide])
+    possible = [f"{max(o.max_score for (_, a), o in outcomes.items() if a == name):g}" for name in assignments]
+    canvas = [CANVAS_COLUMNS + assignments, ["Points Possible", "", "", "", "", *possible]]
+    _write_csv(out / "grades_canvas.csv", canvas + [[s, "", "", s, "", *scores[s]] for s in students])
+
+
+def _score(outcome) -> str:
+    return "" if outcome is None else f"{outcome.score:g}"
+
+
+def _write_csv(path: Path, rows: list[list[str]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([[spreadsheet_cell(cell) for cell in row] for row in rows])
 
 
 def release_layout(root: Path, student: str, assignment: str, pages: Path) -> None:
@@ -151,3 +184,15 @@ def print_table(outcomes: list, echo=print) -> None:
         note = escaped("; ".join(o.notes)) if o.notes else ""  # student text (an exception message)
         flags = " ".join(o.flags)
         echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {flags:<11} {note}")
+    print_totals(outcomes, width, echo)
+
+
+def print_totals(outcomes: list, width: int, echo=print) -> None:
+    """#33: each student's total over the assignments of this run, and how many were graded."""
+    possible = sum({o.assignment: o.max_score for o in outcomes}.values())
+    count = len({o.assignment for o in outcomes})
+    echo(f"\n{'student':<{width}}  {'total':>13}  graded")
+    for student in sorted({o.student for o in outcomes}):
+        mine = [o for o in outcomes if o.student == student]
+        total, graded = sum(o.score for o in mine), sum(o.graded for o in mine)
+        echo(f"{student:<{width}}  {total:>5g} / {possible:<5g}  {graded}/{count}")

@@ -1,0 +1,344 @@
+"""The class report (#33): what the whole class got right and wrong, for the instructor.
+
+Written into OUT/report/ at the end of every grading run and by `python -m grader report OUT_DIR`,
+always from what the run left on disk, so both give the same report:
+
+* which submissions: the rows of OUT/grades.csv, with their notes and flags from the run's
+  journal (OUT/course/outcomes.jsonl);
+* whether each test passed: the gradebook (a grade Formgrader changed counts as changed; one
+  still waiting for a person is left out);
+* why it failed: the verdict the grader wrote under each test cell of the autograded notebook,
+  and what was answered: its nbgrader solution cells.
+
+Everything a student wrote (ids, notes, the exception messages quoted in them) is data: the page
+is rendered by Jinja2 with autoescaping and control or bidirectional characters shown as their
+escapes (`report.escaped`), tests.csv cells go through `report.spreadsheet_cell`. A notebook that
+cannot be read is skipped with a note on the page. The report never changes a score.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import itertools
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import nbformat
+
+from grader import course, messages, report, verdict
+
+FOLDER = "report"  # OUT/report/
+TEMPLATES = Path(__file__).parent / "templates" / "class_report"
+# A verdict's message with its numbers (tolerances, sizes, values a student's inputs gave) blanked:
+# the same failure of two students is one group.
+NUMBER = re.compile(r"[-+]?\d[\d.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.IGNORECASE)
+NO_VERDICT = "（评分后的 notebook 里没有这个测试的判定）"
+HARDEST = 3  # tests named as the hardest of an assignment
+MESSAGE_GROUPS_SHOWN = 5  # per test on the page; class.json keeps them all
+
+# Copied answers: copydetect (Stanford MOSS's winnowing, on Pygments tokens with every name
+# replaced by one letter and comments dropped). k-grams of NOISE_CHARS filtered characters,
+# copydetect's default; every k-gram kept (window 1): winnowing picks by Python's per-process
+# string hash, so the same answers could score differently run to run, and answers are small.
+# A pair is listed when one answer has SIMILAR_AT of its k-gram characters in the other:
+# docs/class-report.md has the measurements behind the number.
+NOISE_CHARS = 25
+SIMILAR_AT = 0.93
+MIN_ANSWER_CHARS = 2 * NOISE_CHARS  # a shorter answer is all common skeleton: nothing to compare
+
+
+@dataclass
+class Submission:
+    student: str
+    assignment: str
+    score: float
+    max_score: float
+    graded: bool
+    flags: list[str]
+    notes: list[str]
+    passed: dict[str, bool] = field(default_factory=dict)  # test -> passed, for grades no person awaits
+    messages: dict[str, str] = field(default_factory=dict)  # test -> the grader's message, for failed ones
+    answer: str = ""
+
+
+def write(out: Path) -> Path:
+    """OUT/report/index.html with its figures, tests.csv and class.json; returns the page."""
+    out = Path(out)
+    folder = out / FOLDER
+    shutil.rmtree(folder / "figures", ignore_errors=True)  # no figure of an earlier report stays behind
+    (folder / "figures").mkdir(parents=True)
+    skipped: list[str] = []
+    submissions = recorded_submissions(out)
+    _read_gradebook(out / "course", submissions, skipped)
+    for submission in submissions:
+        _read_autograded(out / "course", submission, skipped)
+    assignments = []
+    for name in course.ASSIGNMENTS:
+        mine = [s for s in submissions if s.assignment == name]
+        if mine:
+            assignments.append(summarise(name, mine))
+            _draw_figures(folder / "figures", assignments[-1])
+    summary = {"assignments": assignments, "skipped": skipped}
+    (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+    _write_tests_csv(folder / "tests.csv", assignments)
+    page = folder / "index.html"
+    page.write_text(_render(summary), encoding="utf-8")
+    return page
+
+
+# —— reading the graded class ——
+
+
+def recorded_submissions(out: Path) -> list[Submission]:
+    """The submissions of OUT/grades.csv (the last run), as the run's journal recorded them."""
+    from grader.grade import JOURNAL  # grade.py's record of every outcome, notes and all
+
+    with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
+        rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}
+    found = {}
+    for line in (out / "course" / JOURNAL).read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the last line of a run killed mid-write
+        key = (report.spreadsheet_cell(entry["student"]), report.spreadsheet_cell(entry["assignment"]))
+        if key in rows:  # grades.csv holds ids as a spreadsheet must see them
+            found[(entry["student"], entry["assignment"])] = entry
+    fields = ("student", "assignment", "score", "max_score", "graded", "flags", "notes")
+    return [Submission(**{name: found[key][name] for name in fields}) for key in sorted(found)]
+
+
+def _read_gradebook(root: Path, submissions: list[Submission], skipped: list[str]) -> None:
+    if not ((root / "gradebook.db").exists() or (root / course.DB_URL_FILE).exists()):
+        skipped.append("没有找到成绩库（OUT/course/gradebook.db）：通过率无从统计")
+        return
+    from nbgrader.api import SubmittedAssignment
+
+    wanted = {(s.student, s.assignment): s for s in submissions}
+    with course.gradebook(root) as gb:
+        for row in gb.db.query(SubmittedAssignment):
+            submission = wanted.get((row.student.id, row.assignment.name))
+            for grade in [g for notebook in row.notebooks for g in notebook.grades] if submission else []:
+                if not grade.needs_manual_grade:  # one that waits for a person says nothing yet
+                    submission.passed[grade.name] = grade.score >= grade.max_score
+
+
+def _read_autograded(root: Path, submission: Submission, skipped: list[str]) -> None:
+    """The failed tests' messages and the answer cells; a notebook that cannot be read is skipped."""
+    path = course.notebook_path(root / "autograded" / submission.student, submission.assignment)
+    if not (submission.graded or path.exists()):
+        return  # a result refused from a worker: nothing was kept, the notes say why
+    points = dict(release_tests(submission.assignment))
+    try:
+        nb = nbformat.read(path, as_version=4)
+        answer = []
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader")
+            meta = meta if isinstance(meta, dict) else {}
+            test = meta.get("grade_id")
+            if cell.cell_type == "code" and meta.get("solution"):
+                answer.append(cell.source)
+            elif verdict.is_test(cell) and isinstance(test, str) and test in points:
+                found = failure_message(cell, points[test])
+                if found is not None:
+                    submission.messages[test] = found
+        submission.answer = "\n".join(answer)
+    except Exception as err:  # noqa: BLE001 - one broken notebook never stops the report
+        where = f"{submission.student}/{submission.assignment}"
+        skipped.append(f"{where}：评分后的 notebook 读不了（{type(err).__name__}），已跳过")
+
+
+def failure_message(cell, points: float) -> str | None:
+    """The message of the grader's verdict under a test cell (the last one there) if it failed, else None."""
+    passed = messages.verdict_line(True, points, points, "")
+    head, _, tail = messages.verdict_line(False, 0.0, points, "\0").partition("\0")
+    for out in reversed(cell.get("outputs", [])):
+        text = out.get("text") if out.get("output_type") == "stream" else None
+        if text == passed:
+            return None
+        if isinstance(text, str) and text.startswith(head) and text.endswith(tail):
+            return text[len(head) : len(text) - len(tail)]
+    return None
+
+
+@functools.cache
+def release_tests(assignment: str) -> tuple[tuple[str, float], ...]:
+    """(grade id, points) of each test cell, in the order students see them."""
+    nb = nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
+    tests = [c.metadata["nbgrader"] for c in nb.cells if verdict.is_test(c)]
+    return tuple((meta["grade_id"], float(meta["points"])) for meta in tests)
+
+
+def released_answer(assignment: str) -> str:
+    nb = nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and verdict._meta(c).get("solution"))
+
+
+# —— the numbers ——
+
+
+def summarise(assignment: str, submissions: list[Submission]) -> dict:
+    """One assignment's numbers, as class.json keeps them and the page shows them."""
+    hidden = verdict.hidden_tests(assignment)
+    tests = []
+    for test, points in release_tests(assignment):
+        decided = [s for s in submissions if test in s.passed]
+        failed = [s for s in decided if not s.passed[test]]
+        rate = round((len(decided) - len(failed)) / len(decided), 4) if decided else None
+        failures = [(s.student, s.messages.get(test, NO_VERDICT)) for s in failed]
+        tests.append(
+            {
+                "test": test,
+                "points": points,
+                "hidden": test in hidden,
+                "passed": len(decided) - len(failed),
+                "failed": len(failed),
+                "pass_rate": rate,
+                "messages": common_messages(failures),
+            }
+        )
+    rated = sorted((t for t in tests if t["pass_rate"] is not None and t["pass_rate"] < 1), key=_pass_rate)
+    scores = sorted(s.score for s in submissions)
+    return {
+        "assignment": assignment,
+        "max_score": max(s.max_score for s in submissions),
+        "submissions": len(submissions),
+        "graded": sum(s.graded for s in submissions),
+        "mean": round(sum(scores) / len(scores), 2),
+        "scores": scores,
+        "tests": tests,
+        "hardest": [{"test": t["test"], "pass_rate": t["pass_rate"]} for t in rated[:HARDEST]],
+        "needs_person": [_needs_person(s) for s in submissions if _reasons(s)],
+        "similar": similar_pairs({s.student: s.answer for s in submissions}, released_answer(assignment)),
+    }
+
+
+def _pass_rate(test: dict) -> float:
+    return test["pass_rate"]
+
+
+def common_messages(failures: list[tuple[str, str]]) -> list[dict]:
+    """Failures grouped by their message with the numbers blanked, the biggest group first."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for student, message in sorted(failures):
+        groups.setdefault(NUMBER.sub("#", message), []).append((student, message))
+    found = [{"count": len(g), "example": g[0][1], "students": [s for s, _ in g]} for g in groups.values()]
+    return sorted(found, key=lambda group: -group["count"])
+
+
+def _reasons(s: Submission) -> list[str]:
+    """Why a person should look at a submission ("unsandboxed" is about the machine, not the student)."""
+    flags = [f for f in s.flags if f != "unsandboxed"]
+    reasons = [f"已标记（{' '.join(flags)}）"] if flags else []
+    if not s.graded:
+        reasons.append("未评分")
+    elif s.score == 0 and s.notes:
+        reasons.append("0 分，有说明")
+    return reasons
+
+
+def _needs_person(s: Submission) -> dict:
+    return {"student": s.student, "score": s.score, "max_score": s.max_score, "why": _reasons(s), "notes": s.notes}
+
+
+def similar_pairs(answers: dict[str, str], released: str) -> list[dict]:
+    """Pairs of students whose answers look copied, most similar first; the released text ignored."""
+    import numpy as np
+
+    _use_agg()  # copydetect imports pyplot
+    from copydetect import CodeFingerprint, compare_files
+
+    def fingerprint(text: str, boilerplate=None):
+        return CodeFingerprint("answer.py", NOISE_CHARS, 1, boilerplate, language="python", fp=io.StringIO(text))
+
+    stub = np.array(sorted(fingerprint(released).hashes), dtype=np.int64)
+    prints = {student: fingerprint(text, stub) for student, text in answers.items()}
+    prints = {student: p for student, p in prints.items() if p.token_coverage >= MIN_ANSWER_CHARS}
+    pairs = []
+    for a, b in itertools.combinations(sorted(prints), 2):
+        if prints[a].hashes & prints[b].hashes:
+            _, shares, _ = compare_files(prints[a], prints[b])
+            if max(shares) >= SIMILAR_AT:
+                shares = [round(float(share), 3) for share in shares]
+                pairs.append({"students": [a, b], "similarity": max(shares), "shares": shares})
+    return sorted(pairs, key=lambda pair: -pair["similarity"])
+
+
+# —— what is written ——
+
+
+def _write_tests_csv(path: Path, assignments: list[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["assignment", "test", "points", "passed", "failed", "pass_rate"])
+        for a in assignments:
+            for t in a["tests"]:
+                rate = "" if t["pass_rate"] is None else f"{t['pass_rate']:.4g}"
+                row = [a["assignment"], t["test"], f"{t['points']:g}", str(t["passed"]), str(t["failed"]), rate]
+                writer.writerow([report.spreadsheet_cell(cell) for cell in row])
+
+
+def shown(text) -> str:
+    """Student text for the page: control and bidirectional characters as their escapes, lines kept."""
+    return "\n".join(report.escaped(line) for line in str(text).split("\n"))
+
+
+def _render(summary: dict) -> str:
+    loader = jinja2.FileSystemLoader(TEMPLATES)
+    env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["shown"] = shown
+    env.filters["percent"] = lambda rate: "—" if rate is None else f"{rate:.0%}"
+    return env.get_template("index.html.j2").render(summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN)
+
+
+def _use_agg() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display, in a grading run as anywhere
+
+
+def _cjk_font() -> str | None:
+    """A font with Chinese glyphs, if one is installed (fonts-noto-cjk); else figures keep DejaVu."""
+    from matplotlib import font_manager
+
+    names = sorted({f.name for f in font_manager.fontManager.ttflist if "CJK" in f.name or "Hei" in f.name})
+    return next((n for n in names if "Sans" in n), names[0] if names else None)
+
+
+def _draw_figures(folder: Path, a: dict) -> None:
+    """<assignment>-scores.svg (a histogram) and <assignment>-tests.svg (pass rates), text as paths."""
+    import matplotlib
+
+    _use_agg()
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    fonts = ["DejaVu Sans", *filter(None, [_cjk_font()])]
+    with matplotlib.rc_context({"font.family": fonts, "svg.fonttype": "path", "svg.hashsalt": "ch04"}):
+        fig = Figure(figsize=(6, 2.6))
+        ax = fig.subplots()
+        top = a["max_score"]
+        bins = [x - 0.5 for x in range(int(top) + 2)] if top <= 30 else 10  # scores are whole points, mostly
+        ax.hist(a["scores"], bins=bins, range=(0, top), color="#4a7ab8")
+        ax.set(xlabel="得分", ylabel="提交数", title=f"{a['assignment']}：得分分布（{a['submissions']} 份）")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        fig.tight_layout()
+        fig.savefig(folder / f"{a['assignment']}-scores.svg", metadata={"Date": None})
+
+        tests = [t for t in a["tests"] if t["pass_rate"] is not None][::-1]
+        if not tests:
+            return  # nothing graded yet: the page says so
+        fig = Figure(figsize=(6, 0.9 + 0.32 * max(1, len(tests))))
+        ax = fig.subplots()
+        labels = [t["test"] + ("（隐藏）" if t["hidden"] else "") for t in tests]
+        ax.barh(labels, [100 * t["pass_rate"] for t in tests], color="#5a9e6f")
+        ax.set(xlim=(0, 100), xlabel="通过率 (%)", title=f"{a['assignment']}：各测试的通过率")
+        fig.tight_layout()
+        fig.savefig(folder / f"{a['assignment']}-tests.svg", metadata={"Date": None})
