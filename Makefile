@@ -48,7 +48,7 @@ grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 	@test -n "$(SUBMISSIONS)" || { echo "make grade: say which folder, e.g. make grade SUBMISSIONS=path/to/submitted OUT=build/grades"; exit 2; }
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
-demo: release  ## build the release, grade the built-in demo class, print the score table
+demo: ready  ## grade the built-in demo class (exercises/ as committed), print the score table
 	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
 
 formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/grades]

@@ -149,10 +149,17 @@ def cmd_demo(args) -> int:
     shutil.rmtree(submitted, ignore_errors=True)
     sample_classes.demo_class(submitted)
     print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
-    print("dave: other correct methods, erin: a corrupted file, frank: patches np.allclose,")
+    print("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,")
     print("grace: correct answers in everyday style)")
     args.submitted = str(submitted)
-    return grade.main(args)
+    status = grade.main(args)
+    page = out / "feedback" / "carol" / course.ASSIGNMENTS[0] / f"{course.ASSIGNMENTS[0]}.html"
+    print("\nNext:")
+    print(f"  open {out / 'report' / 'index.html'}   the class: pass rates, common mistakes, who needs a person")
+    print(f"  open {page}   what a student reads")
+    print(f"  make formgrader GRADES={out}   review and adjust the grades in nbgrader's Formgrader")
+    print("  make grade SUBMISSIONS=path/to/submitted OUT=build/grades   grade your own class")
+    return status
 
 
 TLS_HELP = f"the cluster's certificates, made by python -m grader certs (default: {certs.FOLDER})"

@@ -11,6 +11,7 @@ import html
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,7 +22,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.preprocessors import Execute
 
-from grader import answers, course, messages, sample_classes, verdict
+from grader import REPO, answers, course, messages, sample_classes, verdict
 
 ASSIGNMENT = "residuals"  # quick to grade; the broken cases do not depend on the assignment
 CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
@@ -173,12 +174,31 @@ def test_the_limits_default_to_60_and_300_seconds(monkeypatch, tmp_path):
         cli.main(["grade", "SUBMITTED", "--out", "OUT", "--no-code-scan"])
 
 
+def test_make_demo_ends_with_what_to_do_next_and_no_maintainer_step(monkeypatch, tmp_path, capsys):
+    """`make demo` grades the committed exercises/ (no release step and its `git diff` advice), then
+    tells the instructor where the class report and a feedback page are, and what to run next."""
+    import grader.__main__ as cli
+    from grader import grade
+
+    monkeypatch.setattr(grade, "main", lambda args: 0)
+    assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    shown = capsys.readouterr().out
+    nexts = shown.split("\nNext:\n")[1].splitlines()
+    assert str(tmp_path / "demo" / "report" / "index.html") in nexts[0], shown
+    assert str(tmp_path / "demo" / "feedback" / "carol") in nexts[1], shown
+    assert nexts[2].strip().startswith(f"make formgrader GRADES={tmp_path / 'demo'}"), shown
+    assert nexts[3].strip().startswith("make grade SUBMISSIONS="), shown
+    dry_run = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "grader release" not in dry_run and "grader demo" in dry_run, dry_run
+
+
 def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
     """JAX puts a whole traceback into some error values (a failing host callback does): the
     table and the CSV keep their first line."""
     from grader import messages
 
-    note = messages.answer_raised("JaxRuntimeError", "INTERNAL: CpuCallback error: Traceback (most recent call last):\n  File")
+    value = "INTERNAL: CpuCallback error: Traceback (most recent call last):\n  File"
+    note = messages.answer_raised("JaxRuntimeError", value)
     assert note == "作答区运行时报错：JaxRuntimeError: INTERNAL: CpuCallback error: Traceback (most recent call last):"
 
 
