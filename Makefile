@@ -16,7 +16,7 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release grade demo formgrader hub tidy pins clean
+.PHONY: help setup ready test lab check student release grade demo formgrader hub lint tidy pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -57,6 +57,10 @@ formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [
 # Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.
 hub:  ## the class on a shared server: JupyterHub, the exchange, students as Unix users (as root: sudo make hub)
 	@sh tools/hub.sh
+
+lint: ready  ## ruff: the lint rules, and the formatting of every Python file
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb

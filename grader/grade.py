@@ -127,7 +127,7 @@ def grade(
     """Grade every submission in `submitted` into `out`, on a local Dask cluster of `jobs`
     processes or on the cluster at `scheduler` (with the client certificate in `tls`, default
     build/tls), into the SQLite gradebook under `out` or the database at `db`.
-"""
+    """
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
         raise UsageError(f"no such folder: {submitted}")

@@ -25,3 +25,11 @@ def test_ruff_passes_on_python_and_notebooks():
     ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)]
     done = subprocess.run(ruff, capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_python_files_are_formatted():
+    """What `make lint` checks beside the rules: ruff's formatting (notebooks and the answer texts
+    of the catalogue and the attacks are excluded in pyproject.toml, with the reason)."""
+    ruff = [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", str(REPO)]
+    done = subprocess.run(ruff, capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, "run `.venv/bin/ruff format` (or see `make lint`):\n" + done.stdout + done.stderr

@@ -834,6 +834,7 @@ def test_judge_loads_an_honest_program_and_a_callback_cannot_be_exported():
 
 # —— no verdict in any kernel, for every converted assignment ——
 
+
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_no_verdict_enters_a_graded_kernel(assignment):
     """What nbgrader runs in a graded kernel (`kernel_notebook`) holds no `seed_for`, no verdict
