@@ -74,7 +74,20 @@ TAGS = [
     *("p", "br", "hr", "pre", "span", "div", "del", "sub", "sup", "h1", "h2", "h3", "h4", "h5", "h6"),
     *("table", "thead", "tbody", "tr", "th", "td"),
 ]
-ATTRIBUTES = {"a": ["href", "title"], "abbr": ["title"], "acronym": ["title"]}
+LINK_TARGETS = ("#", "https://", "http://")  # where a page's links may go: itself, or the web
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    """A link keeps its target only when it resolves wherever the page is read (OUT/feedback/ for
+    the instructor, the student's own feedback folder after release_feedback): a statement's
+    relative link to a chapter notebook (`../../notebooks/4.10a_….ipynb#…`) keeps its text, which
+    names the notebook and the section, and loses the target, which would lead nowhere."""
+    if name == "title":
+        return tag in ("a", "abbr", "acronym")
+    return tag == "a" and name == "href" and value.startswith(LINK_TARGETS)
+
+
+ATTRIBUTES = _allowed_attribute
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,11 +7,13 @@ submission, whose page Chromium opens with the network blocked.
 
 import base64
 import copy
+import html
 import importlib.util
 import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import jinja2
 import nbformat
@@ -325,6 +327,29 @@ def test_pages_show_the_export_note_and_the_verdict_not_the_programs(graded):
         path = course.notebook_path(out / "course" / "autograded" / student, ASSIGNMENT)
         outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
         assert not [o for o in outputs if feedback.EVIDENCE_MIME in o.get("data", {})], "a program was kept"
+
+
+def test_every_link_of_a_feedback_page_resolves(graded):
+    """Each link of a page leads somewhere from where it is read: an anchor of the page itself, the
+    web, or a file beside it. The statement's link to the chapter notebook (relative to
+    exercises/, not to OUT/feedback/) keeps its text and loses its target."""
+    _, out = graded
+    statement = course.notebook_path(course.EXERCISES, ASSIGNMENT).read_text(encoding="utf-8")
+    assert "](../../notebooks/" in statement, "the statement no longer links a notebook: the test would check nothing"
+    for student in ("reference", "mallory"):
+        path = _feedback_page(out, student)
+        page = path.read_text(encoding="utf-8")
+        anchors = set(re.findall(r'\b(?:id|name)="([^"]+)"', page))
+        targets = [html.unescape(t) for t in re.findall(r'<a\b[^>]*\bhref="([^"]*)"', page)]
+        assert targets, "no link at all: the page changed shape"
+        for target in targets:
+            if target.startswith(("https://", "http://")):
+                continue
+            if target.startswith("#"):
+                assert unquote(target[1:]) in anchors or target == "#", f"{student}: no anchor {target}"
+            else:
+                assert (path.parent / unquote(target.split("#")[0])).exists(), f"{student}: {target} leads nowhere"
+        assert "4.10a 残差存什么" in page, "the link's text went with its target"
 
 
 def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
