@@ -30,6 +30,7 @@ CONTENTS = [
     "tools/setup.sh",
     "tools/install_pins.sh",
     "tools/lab.sh",
+    "tools/jupyter-config/**/*.json",
 ]
 
 RENAMED = {"requirements-student.txt": "requirements.txt"}  # what the edition's tools/setup.sh installs

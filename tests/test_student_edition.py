@@ -147,11 +147,8 @@ def lab(unpacked, tmp_path_factory):
     """`make lab` in the fresh copy, as a student runs it (here as root and with no display)."""
     port, token = free_port(), os.urandom(8).hex()
     # Lab's user settings and workspaces in a temporary folder: the browser tests below neither see
-    # nor leave this machine's own; the only setting is "no news", whose toast would cover outputs.
+    # nor leave this machine's own (a student's first start: no setting at all).
     lab_home = tmp_path_factory.mktemp("lab-user")
-    news = lab_home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text('{"fetchNews": "false"}')
     env = {**os.environ, "LAB_PORT": str(port), "JUPYTER_TOKEN": token}
     env["JUPYTERLAB_SETTINGS_DIR"] = str(lab_home / "settings")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(lab_home / "workspaces")
@@ -288,6 +285,10 @@ def test_lab_shows_validate_and_no_instructor_menu_entries(lab, copy_in_lab, bro
     # every entry of nbgrader's menu is an instructor tool or needs an exchange: no empty menu either
     expect(page.get_by_role("menuitem", name="Run", exact=True), "the menu bar is not there").to_be_visible()
     expect(page.get_by_role("menuitem", name="Nbgrader", exact=True), "an Nbgrader menu is shown").to_have_count(0)
+    # JupyterLab asks on first start whether to fetch Jupyter's news: not a student's question here
+    page.wait_for_timeout(15_000)  # the question is a notification some seconds after the page loads
+    news = page.get_by_text("official Jupyter news")
+    expect(news, "JupyterLab asks about Jupyter news").to_have_count(0)
 
 
 def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_in_lab, browser, tmp_path):
