@@ -51,7 +51,10 @@ grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 demo: ready  ## grade the built-in demo class (exercises/ as committed), print the score table
 	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
 
-formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/grades]
+# Formgrader opens the course's files through the server, which serves this folder only.
+formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/demo]
+	@case "$$(realpath -m "$(GRADES)")/" in "$$(pwd -P)/"*) ;; *) \
+	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade ... OUT=build/grades) and pass that" >&2; exit 2;; esac
 	@CH4_GRADES=$(GRADES) sh tools/lab.sh --LabApp.default_url=/formgrader
 
 # Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.

@@ -360,3 +360,14 @@ def test_the_schema_version_read_in_process_is_what_alembic_says():
     with tempfile.TemporaryDirectory() as folder, course.gradebook(Path(folder)) as gb:
         recorded = gb.db.execute(text("SELECT version_num FROM alembic_version")).scalar()
     assert recorded == course.schema_version()
+
+
+def test_make_formgrader_refuses_a_folder_the_server_cannot_show(tmp_path):
+    """The server shows this checkout only: a class graded elsewhere would list as empty drafts.
+    One line says so and what to do, before anything starts."""
+    done = subprocess.run(
+        ["make", "formgrader", f"GRADES={tmp_path}"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("make formgrader:")]
+    assert len(said) == 1 and str(tmp_path) in said[0] and "OUT=build/grades" in said[0], done.stderr
