@@ -75,7 +75,8 @@ def _run_kernel(request: dict) -> None:
     os.setsid()  # its own process group, as jupyter_client gives a cold kernel: interrupts reach it alone
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
-    os.dup2(2, 1)  # the server's stdout is its reply pipe; a kernel's stray prints go where a cold one's do
+    os.dup2(null, 1)  # the server's stdout is its reply pipe; the student reads verdicts, not kernel notes
+    os.dup2(null, 2)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"], PWD=request["cwd"])

@@ -47,6 +47,7 @@ def test_edition_holds_exactly_the_student_files(built):
     expected |= {f"kit/{p.name}" for p in (REPO / "kit").glob("*.py")}
     expected |= {str(p.relative_to(REPO / "edition")) for p in (REPO / "edition").rglob("*") if p.is_file()}
     expected |= {"requirements.txt", "environment.yml", "tools/setup.sh", "tools/install_pins.sh", "tools/lab.sh"}
+    expected |= {"tools/jupyter-config/labconfig/page_config.json"}
     assert files_in(out) == expected
     with zipfile.ZipFile(archive) as z:
         in_archive = {name.split("/", 1)[1] for name in z.namelist() if not name.endswith("/")}
