@@ -42,7 +42,7 @@ import traceback
 from pathlib import Path
 from queue import Empty
 
-from ch4fork import lines, reap  # the line protocol, shared with make check's own fork server
+from ch4fork import serve_forks  # the server loop, shared with make check's own fork server
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.provisioning import LocalProvisioner
 
@@ -67,22 +67,7 @@ def _prctl(option: int, value: int) -> None:
 
 def serve() -> None:
     """Fork a kernel per request line until the grader closes the pipe (or dies)."""
-    for name in PRELOAD:
-        importlib.import_module(name)
-    requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
-    replies.write(b"ready\n")
-    for line in lines(requests):
-        reap()  # the grader opened a pidfd for every earlier child before sending this request
-        request = json.loads(line)
-        child = os.fork()
-        if child == 0:
-            try:
-                _enter_sandbox(request)
-            except BaseException:
-                traceback.print_exc()  # to the grader's stderr
-            finally:
-                os._exit(127)
-        replies.write(json.dumps({"pid": child}).encode() + b"\n")
+    serve_forks(_enter_sandbox, PRELOAD)
 
 
 def _enter_sandbox(request: dict) -> None:
