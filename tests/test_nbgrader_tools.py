@@ -61,6 +61,7 @@ def place(tmp_path_factory):
         "JUPYTER_CONFIG_DIR": str(tmp / "jupyter-config"),
         "JUPYTER_DATA_DIR": str(tmp / "jupyter-data"),
         "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
+        "JUPYTER_CONFIG_PATH": str(REPO / "tools" / "instructor-config"),  # as tools/lab.sh sets it
     }
     try:
         yield SimpleNamespace(out=inside / "out", tmp=tmp, env=env)
@@ -221,6 +222,57 @@ def test_formgrader_renders_the_statements_math_offline(server):
             browser.close()
     assert not outside, f"Formgrader's page asked the network for {outside}"
     assert rendered > 0, "the statement's math did not render"
+
+
+REPLACED = {"assign", "generate-feedback", "autograde"}  # the cells of Generate, Generate Feedback, Autograde
+
+
+def test_formgrader_deep_links_load_and_offer_no_button_that_refuses(server):
+    """Each Formgrader page opened first, in a new browser, from a link with ?token= shows its
+    rows; the buttons of the nbgrader steps the course replaces are hidden, and those are exactly
+    the steps that refuse when called."""
+    pages = [
+        "/formgrader/manage_assignments",
+        f"/formgrader/manage_submissions/{ASSIGNMENT}",
+        "/formgrader/gradebook",
+        f"/formgrader/gradebook/{ASSIGNMENT}",
+        f"/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}",
+        "/formgrader/manage_students",
+        "/formgrader/manage_students/alice",
+        f"/formgrader/manage_students/alice/{ASSIGNMENT}",
+    ]
+    from playwright.sync_api import sync_playwright
+
+    loading, buttons = {}, {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
+        try:
+            for path in pages:
+                context = browser.new_context()  # no cookie from an earlier page
+                page = context.new_page()
+                page.goto(f"{server.url}{path}?token={server.token}")
+                page.wait_for_load_state("networkidle")
+                if page.get_by_text("Loading, please wait").count():
+                    loading[path] = page.content()[-300:]
+                cells = page.locator("tbody td[class]")
+                buttons[path] = {
+                    name
+                    for i in range(cells.count())
+                    if cells.nth(i).is_visible() and cells.nth(i).locator("a").count()
+                    for name in cells.nth(i).get_attribute("class").split()
+                }
+                context.close()
+        finally:
+            browser.close()
+    assert not loading, f"these deep links stayed on 'Loading': {sorted(loading)}"
+    assert buttons[pages[0]] and buttons[pages[1]], f"no button at all: {buttons}"
+    shown = buttons[pages[0]] | buttons[pages[1]]
+    assert not shown & REPLACED, f"Formgrader still offers {sorted(shown & REPLACED)}"
+    # the hidden buttons are the steps that refuse
+    for step in ("assign", "generate_feedback", "alice/autograde", "alice/generate_feedback"):
+        where = "submission" if step.endswith("autograde") else "assignment"
+        answer = call_json(server, f"/formgrader/api/{where}/{ASSIGNMENT}/{step}", "POST")
+        assert answer["success"] is False, f"{step} did not refuse: {answer}"
 
 
 def test_formgrader_opens_the_autograded_notebook_and_the_feedback_is_served(server, place):

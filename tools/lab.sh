@@ -20,6 +20,8 @@ if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then 
 # The student edition turns off nbgrader's instructor tools and its Assignment List (there is
 # no shared exchange on a student's own machine); Validate stays.
 if [ -d jupyter-config ]; then export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
+# The instructor's checkout (not the student edition): Formgrader's pages fitted to this course.
+if [ -d tools/instructor-config ]; then export JUPYTER_CONFIG_PATH="$PWD/tools/instructor-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
 # Everyone's: no first-start question about fetching Jupyter's news (JupyterLab's announcements).
 export JUPYTER_CONFIG_PATH="$PWD/tools/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 export JAX_PLATFORMS=cpu  # the course's claims are made on CPU
