@@ -521,3 +521,19 @@ def test_no_test_cell_copies_the_kits_harness(assignment, test, body):
 )
 def test_the_check_finds_a_copy(copy):
     assert harness_copies(copy)
+
+
+def test_the_judge_compiles_a_program_once_however_many_tests_export_it():
+    """Equal bytes give the same checked Program (its compilation is shared); the judge keeps a
+    bounded number of them (a student's kernel exports new programs all day)."""
+    data = bytes(_sine().serialize())
+    first = ch4judge.load(data)
+    assert ch4judge.load(bytes(data)) is first
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    assert np.array_equal(first(x), jnp.sin(x))
+    compiled = first._jitted._cache_size()
+    ch4judge.load(data)(x)
+    assert first._jitted._cache_size() == compiled == 1
+    for k in range(ch4judge._KEEP):  # as many other programs as it keeps: the first is gone
+        ch4judge.load(bytes(jax_export.export(jax.jit(lambda x, k=k: x + k), platforms=["cpu"])(f32(4)).serialize()))
+    assert ch4judge.load(data) is not first
