@@ -1,4 +1,4 @@
-"""Student kernels forked from a process that has already imported ipykernel and JAX.
+"""Student kernels and judges forked from a process that has already imported ipykernel and JAX.
 
 A cold kernel spends about 0.8 s of CPU on the same work every time: starting Python, importing
 ipykernel and JAX. A fork server (one per grading process) does that once, then forks one child
@@ -19,6 +19,11 @@ was told only paths and process ids: seeds never pass through it. The server is 
 clean environment, so the grader's own variables are not in it either. It is used as root with
 the full sandbox; anywhere else kernels start cold (`available()`).
 
+A judge (kit/ch4judge.py, the verdicts) is forked the same way into a sandbox of its own
+(`start_judge`): the grader hands the server the two ends of the judge's stdin and stdout pipes
+over a Unix socket with the request, so the job and its key reach the judge through a pipe the
+server never reads. The judge's environment is fixed and holds nothing secret.
+
 `PromptClient`, the client of every sandboxed kernel (forked or cold), stops waiting for a new
 kernel as soon as it has answered.
 """
@@ -34,6 +39,7 @@ import os
 import resource
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +48,7 @@ import traceback
 from pathlib import Path
 from queue import Empty
 
+import ch4fork
 from ch4fork import serve_forks  # the server loop, shared with make check's own fork server
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.provisioning import LocalProvisioner
@@ -53,6 +60,7 @@ NAMESPACES = (("cgroup", os.CLONE_NEWCGROUP), ("ipc", os.CLONE_NEWIPC), ("uts", 
 UNSHARED = ("ipc", "uts", "net", "pid", "mnt")  # always new in a sandbox (cgroup only where the system can)
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 PLACEHOLDER = ["sh", "-c", "echo ready; exec sleep infinity"]  # holds the sandbox open for the kernel
+EXITED = "\0exit "  # a forked judge's last line on its stdout, from the process that waited for it: its exit code
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -65,9 +73,16 @@ def _prctl(option: int, value: int) -> None:
 # The server: `python -c "from grader.forkserver import serve; serve()"`, started by ForkServer.
 
 
-def serve() -> None:
-    """Fork a kernel per request line until the grader closes the pipe (or dies)."""
-    serve_forks(_enter_sandbox, PRELOAD)
+def serve(channel: int) -> None:
+    """Fork a kernel or a judge per request line until the grader closes the pipe (or dies); a
+    judge's two pipe ends arrive over the Unix socket `channel`."""
+    sock = socket.socket(fileno=channel)
+
+    def receive(request: dict) -> None:
+        if request.get("judge"):
+            request["fds"] = socket.recv_fds(sock, 1, 2)[1]
+
+    serve_forks(_enter_sandbox, PRELOAD, receive)
 
 
 def _enter_sandbox(request: dict) -> None:
@@ -87,13 +102,18 @@ def _enter_sandbox(request: dict) -> None:
     kernel = os.fork()  # the first process to enter the sandbox's PID namespace
     if kernel == 0:
         try:
-            _run_kernel(request)
+            _run_judge(request) if request.get("judge") else _run_kernel(request)
         except BaseException:
             traceback.print_exc()  # to the grader's stderr, while it is not yet /dev/null
         finally:
             os._exit(126)
+    for fd in request.get("fds", ())[:1]:
+        os.close(fd)  # the judge's stdin is the judge's alone
     _, status = os.waitpid(kernel, 0)
-    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    code = os.waitstatus_to_exitcode(status)
+    if request.get("judge"):
+        os.write(request["fds"][1], f"{EXITED}{code}\n".encode())
+    os._exit(code & 0xFF)
 
 
 def _run_kernel(request: dict) -> None:
@@ -101,18 +121,7 @@ def _run_kernel(request: dict) -> None:
     env = json.loads(env_file.read_text())
     env_file.unlink()
     null = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nothing of the server's: its pipes, its files
-    resource.setrlimit(resource.RLIMIT_FSIZE, (request["max_file"],) * 2)
-    if request["nproc"]:
-        resource.setrlimit(resource.RLIMIT_NPROC, (request["nproc"],) * 2)
-    _drop_privileges(request["uid"])
-    os.chdir("/tmp")
-    os.environ.clear()
-    os.environ.update(env, PWD="/tmp")  # PWD: what bubblewrap's --chdir sets for a cold kernel
-    for name in [m for m in sys.modules if m == "grader" or m.startswith("grader.")]:
-        del sys.modules[name]
+    _confine(request, env, stdin=null, stdout=null, stderr=null)
     import numpy
 
     numpy.random.seed()  # the legacy global generator was seeded once, in the server
@@ -122,6 +131,35 @@ def _run_kernel(request: dict) -> None:
 
     runpy.run_path(str(launcher), run_name="__main__")
     os._exit(0)
+
+
+def _run_judge(request: dict) -> None:
+    """`python -m ch4judge` in the sandbox: the job on stdin, a line per verdict on stdout."""
+    _confine(request, request["env"], *request["fds"], stderr=os.open("/dev/null", os.O_RDWR))
+    for key, value in ch4fork.PRELOAD_ENV.items():
+        os.environ.setdefault(key, value)  # a cold judge imports JAX first thing, and JAX sets these
+    import ch4judge
+
+    with open(0, encoding="utf-8", closefd=False) as stdin, open(1, "w", encoding="utf-8", closefd=False) as stdout:
+        ch4judge.judge(json.load(stdin), out=stdout)
+    os._exit(0)
+
+
+def _confine(request: dict, env: dict, stdin: int, stdout: int, stderr: int) -> None:
+    """What bubblewrap and setpriv give a cold process, for a forked one: its three streams and
+    nothing else of the server's, the caps, user nobody, /tmp, exactly `env`, no grader module."""
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nothing of the server's: its pipes, its files
+    resource.setrlimit(resource.RLIMIT_FSIZE, (request["max_file"],) * 2)
+    if request["nproc"]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (request["nproc"],) * 2)
+    _drop_privileges(request["uid"])
+    os.chdir("/tmp")
+    os.environ.clear()
+    os.environ.update(env, PWD="/tmp")  # PWD: what bubblewrap's --chdir sets for a cold process
+    for name in [m for m in sys.modules if m == "grader" or m.startswith("grader.")]:
+        del sys.modules[name]
 
 
 def _drop_privileges(uid: int) -> None:
@@ -161,15 +199,19 @@ class ForkServer:
 
     _lock = threading.Lock()
     _process: subprocess.Popen | None = None
+    _channel: socket.socket | None = None  # passes a judge's pipe ends to the server
 
     @classmethod
-    def fork(cls, request: dict) -> int:
-        """A new kernel's process (the server's child that waits for it) as a pidfd."""
+    def fork(cls, request: dict, fds: tuple[int, ...] = ()) -> int:
+        """A new kernel's or judge's process (the server's child that waits for it) as a pidfd;
+        `fds` go to the child (a judge's stdin and stdout ends)."""
         with cls._lock:
             if cls._process is None or cls._process.poll() is not None:
-                cls._process = cls._start()
+                cls._process, cls._channel = cls._start()
             cls._process.stdin.write(json.dumps(request).encode() + b"\n")
             cls._process.stdin.flush()
+            if fds:
+                socket.send_fds(cls._channel, [b"."], list(fds))
             reply = cls._process.stdout.readline()
             if not reply:
                 cls._process = None
@@ -177,19 +219,21 @@ class ForkServer:
             return os.pidfd_open(json.loads(reply)["pid"])  # before the next request lets it be reaped
 
     @staticmethod
-    def _start() -> subprocess.Popen:
+    def _start() -> tuple[subprocess.Popen, socket.socket]:
         from grader import sandbox
 
         env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.GRADING_ENV}
         env["OPENBLAS_NUM_THREADS"] = "1"  # no threads in the server: fork() copies only the caller
-        process = subprocess.Popen(
-            [sys.executable, "-c", "from grader.forkserver import serve; serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/tmp",
-        )  # fmt: skip
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with theirs:
+            process = subprocess.Popen(
+                [sys.executable, "-c", f"from grader.forkserver import serve; serve({theirs.fileno()})"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/tmp", pass_fds=[theirs.fileno()],
+            )  # fmt: skip
         if process.stdout.readline() != b"ready\n":
             process.kill()
             raise RuntimeError("the fork server did not start")
-        return process
+        return process, ours
 
 
 class ForkedKernel:
@@ -222,6 +266,80 @@ class ForkedKernel:
         os.close(self.pidfd)
 
 
+def _placeholder(box) -> subprocess.Popen:
+    """The sandbox of `box`, built by its command around a process that holds it open."""
+    return subprocess.Popen(
+        box.command({}) + PLACEHOLDER, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+
+
+def _request(box, placeholder: subprocess.Popen) -> dict:
+    """What the server's child needs to enter the sandbox, once the placeholder says it is ready."""
+    from grader import sandbox
+
+    if placeholder.stdout.readline() != b"ready\n":
+        raise RuntimeError("the sandbox did not start")
+    inner = Path(f"/proc/{placeholder.pid}/task/{placeholder.pid}/children").read_text().split()[0]
+    return {
+        "folder": str(box.folder), "sandbox_pid": int(inner), "uid": sandbox.NOBODY,
+        "namespaces": {name: os.stat(f"/proc/{inner}/ns/{name}").st_ino for name, _ in NAMESPACES},
+        "cgroups": [str(g / "cgroup.procs") for g in dict.fromkeys(box.cgroups.values())],
+        "max_file": sandbox.MAX_FILE, "nproc": None if "pids" in box.held else sandbox.MAX_PROCS,
+    }  # fmt: skip
+
+
+def _end(placeholder: subprocess.Popen) -> None:
+    placeholder.kill()
+    placeholder.wait()
+    placeholder.stdout.close()
+
+
+def start_judge(box, env: dict[str, str]) -> ForkedJudge:
+    """`python -m ch4judge` forked into `box`'s sandbox with exactly `env`: what verdict.py
+    would start cold, with the same stdin, stdout and exit code."""
+    placeholder = _placeholder(box)
+    job_in, job_out = os.pipe()
+    lines_in, lines_out = os.pipe()
+    try:
+        pidfd = ForkServer.fork({**_request(box, placeholder), "judge": True, "env": env}, fds=(job_in, lines_out))
+    except BaseException:
+        for fd in (job_out, lines_in):
+            os.close(fd)
+        _end(placeholder)
+        raise
+    finally:
+        os.close(job_in)
+        os.close(lines_out)
+    return ForkedJudge(pidfd, placeholder, job_out, lines_in)
+
+
+class ForkedJudge(ForkedKernel):
+    """A forked judge as the Popen verdict.py reads: stdin, stdout (the verdict lines), kill(),
+    wait() and returncode (from the line its waiting process writes last)."""
+
+    def __init__(self, pidfd: int, placeholder: subprocess.Popen, stdin: int, stdout: int):
+        super().__init__(pidfd, placeholder)
+        self.stdin = open(stdin, "w", encoding="utf-8")  # noqa: SIM115 - closed by the reader, as Popen's
+        self._stdout = open(stdout, encoding="utf-8")  # noqa: SIM115 - closed in wait()
+        self.returncode: int | None = None
+
+    @property
+    def stdout(self):
+        for line in self._stdout:
+            if line.startswith(EXITED):
+                self.returncode = int(line[len(EXITED) :])
+            else:
+                yield line
+
+    def wait(self) -> int:
+        select.select([self.pidfd], [], [])
+        if self.returncode is None:  # killed before its waiting process could say how it ended
+            self.returncode = -signal.SIGKILL
+        self._stdout.close()
+        self.close()
+        return self.returncode
+
+
 class ForkProvisioner(LocalProvisioner):
     """Starts the kernel through the fork server inside the manager's Box."""
 
@@ -232,25 +350,12 @@ class ForkProvisioner(LocalProvisioner):
         env_file = box.folder / ENV_FILE
         env_file.write_text(json.dumps(sandbox.kernel_env(kwargs.get("env") or dict(os.environ))))
         env_file.chmod(0o600)  # root's: the kernel reads it before it becomes nobody
-        placeholder = subprocess.Popen(
-            box.command({}) + PLACEHOLDER, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        placeholder = _placeholder(box)
         try:
-            if await asyncio.to_thread(placeholder.stdout.readline) != b"ready\n":
-                raise RuntimeError("the kernel's sandbox did not start")
-            inner = Path(f"/proc/{placeholder.pid}/task/{placeholder.pid}/children").read_text().split()[0]
-            namespaces = {name: os.stat(f"/proc/{inner}/ns/{name}").st_ino for name, _ in NAMESPACES}
-            request = {
-                "folder": str(box.folder), "sandbox_pid": int(inner), "namespaces": namespaces,
-                "argv": argv, "uid": sandbox.NOBODY,
-                "cgroups": [str(g / "cgroup.procs") for g in dict.fromkeys(box.cgroups.values())],
-                "max_file": sandbox.MAX_FILE, "nproc": None if "pids" in box.held else sandbox.MAX_PROCS,
-            }  # fmt: skip
-            pidfd = await asyncio.to_thread(ForkServer.fork, request)
+            request = await asyncio.to_thread(_request, box, placeholder)
+            pidfd = await asyncio.to_thread(ForkServer.fork, {**request, "argv": argv})
         except BaseException:
-            placeholder.kill()
-            placeholder.wait()
-            placeholder.stdout.close()
+            _end(placeholder)
             raise
         self.process = ForkedKernel(pidfd, placeholder)
         self.pid, self.pgid = self.process.pid, None

@@ -149,10 +149,22 @@ def test_cells(assignment: str) -> list[dict]:
     ]
 
 
-def _judge_command(box) -> list[str]:
-    env = {"JAX_PLATFORMS": "cpu", "LANG": "C.UTF-8"}
-    prefix = box.command(env) if box is not None else []
-    return [*prefix, sys.executable, "-m", "ch4judge"]
+JUDGE_ENV = {"JAX_PLATFORMS": "cpu", "LANG": "C.UTF-8"}
+
+
+def _start_judge(box):
+    """The judge process: forked from the pre-imported server into `box` where that works (root,
+    the full sandbox), else `python -m ch4judge` in `box` (or bare, without a sandbox)."""
+    from grader import forkserver, sandbox
+
+    if box is not None and forkserver.available():
+        return forkserver.start_judge(box, sandbox.kernel_env(JUDGE_ENV))
+    prefix = box.command(JUDGE_ENV) if box is not None else []
+    env = None if box is not None else {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(sandbox.KIT)}
+    return subprocess.Popen(
+        [*prefix, sys.executable, "-m", "ch4judge"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True, env=env,
+    )  # fmt: skip
 
 
 def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], str | None]:
@@ -163,13 +175,9 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
     job = json.dumps({"secret": secret, "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests
                                                                     if t["id"] in programs}})  # fmt: skip
     box = sandbox.Box(memory=JUDGE_MEMORY) if sandbox.probe() is None else None
-    env = None if box is not None else {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(sandbox.KIT)}
     lines, cut = {}, None
     try:
-        judge = subprocess.Popen(
-            _judge_command(box), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=env,
-        )  # fmt: skip
+        judge = _start_judge(box)
         received: queue.Queue = queue.Queue()
         threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
         while True:

@@ -30,6 +30,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy")
+PRELOAD_ENV: dict[str, str] = {}  # what importing them set in the environment (JAX sets a few variables)
 
 
 def serve() -> None:
@@ -37,16 +38,22 @@ def serve() -> None:
     serve_forks(_run_kernel)
 
 
-def serve_forks(start_child, preload=PRELOAD) -> None:
+def serve_forks(start_child, preload=PRELOAD, receive=None) -> None:
     """The fork server's loop (also grader/forkserver.py's): import `preload` once, then for each
-    request line fork a child that runs `start_child(request)` and reply with its pid."""
+    request line fork a child that runs `start_child(request)` and reply with its pid.
+    `receive(request)`, when given, adds what else arrives with a request (file descriptors in
+    request["fds"], which the server closes once the child has them)."""
+    before = dict(os.environ)
     for name in preload:
         importlib.import_module(name)
+    PRELOAD_ENV.update({k: v for k, v in os.environ.items() if before.get(k) != v})
     requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
     replies.write(b"ready\n")
     for line in lines(requests):
         reap()  # the client opened a pidfd for every earlier child before sending this request
         request = json.loads(line)
+        if receive is not None:
+            receive(request)
         child = os.fork()
         if child == 0:
             try:
@@ -55,6 +62,8 @@ def serve_forks(start_child, preload=PRELOAD) -> None:
                 traceback.print_exc()  # to the client's stderr
             finally:
                 os._exit(127)
+        for fd in request.get("fds", ()):
+            os.close(fd)
         replies.write(json.dumps({"pid": child}).encode() + b"\n")
 
 

@@ -243,3 +243,63 @@ def test_a_forked_kernels_initial_environment_is_a_cold_ones(monkeypatch):
         cold_only.setattr(forkserver, "available", lambda: False)
         cold, _ = run(code, os.urandom(32).hex(), monkeypatch)
     assert sorted(forked.split("\0")) == sorted(cold.split("\0"))
+
+
+def judge_probe() -> dict:
+    """PROBE run as a verdict by a judge process (`verdict._run_judge`), its output as the verdict's message."""
+    from grader import verdict
+
+    body = (
+        "import contextlib, io\n_out = io.StringIO()\nwith contextlib.redirect_stdout(_out):\n"
+        f"    exec({PROBE!r})\nraise AssertionError(_out.getvalue())\n"
+    )
+    lines, cut = verdict._run_judge([{"id": "probe", "points": 1, "body": body, "hidden": False}], {}, "ab" * 16, 120)
+    assert cut is None and "probe" in lines, f"the judge gave no verdict: {cut}"
+    return json.loads(lines["probe"]["message"])
+
+
+def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatch):
+    """The judge holds the key and draws the hidden inputs: forked from the server it must be
+    as confined as `python -m ch4judge` in the sandbox, hold nothing the server had open or set,
+    and give the same verdicts."""
+    require_fork()
+    from grader import answers, verdict
+
+    started, start = [], forkserver.start_judge
+    monkeypatch.setattr(forkserver, "start_judge", lambda *a: started.append(a) or start(*a))
+    forked = judge_probe()
+    assert started, "the judge was not forked"
+    with monkeypatch.context() as cold_only:
+        cold_only.setattr(forkserver, "available", lambda: False)
+        cold = judge_probe()
+    same = (
+        "status",
+        "cwd",
+        "env",
+        "root",
+        "tmp",
+        "net",
+        "limits",
+        "fd_kinds",
+        "repo_visible",
+        "grader_modules",
+        "proc_owner",
+        "tty",
+        "session_leader",
+        "umask",
+    )
+    differ = {key: (cold[key], forked[key]) for key in same if cold[key] != forked[key]}
+    assert not differ, f"a forked judge differs from a cold one in: {differ}"
+    assert forked["status"]["Uid"] == [str(sandbox.NOBODY)] * 4 and forked["status"]["CapEff"] == ["0" * 16]
+    assert forked["net"] == ["lo"] and not forked["repo_visible"] and forked["grader_modules"] == []
+    assert (sandbox.kernel_env(verdict.JUDGE_ENV) | {"PWD": "/tmp"}).items() <= forked["env"].items(), forked["env"]
+    assert "ab" * 16 not in json.dumps(forked), "the key is in the judge's environment or files"
+    # the same verdicts, on a wrong answer's programs as on the reference's
+    wrong = next(e.answer for e in answers.entries("safe_norm") if e.kind == "wrong")
+    for entry in (answers.reference_answer("safe_norm"), wrong):
+        results = {}
+        for mode in ("forked", "cold"):
+            with monkeypatch.context() as choice:
+                choice.setattr(forkserver, "available", (lambda: True) if mode == "forked" else (lambda: False))
+                results[mode] = answers.quick_score("safe_norm", entry, secret="cd" * 16)
+        assert results["forked"] == results["cold"], results
