@@ -77,8 +77,25 @@ def test_every_chapter_notebook_asks_the_reader_to_do_something(path):
 
 
 # Drawing calls on a matplotlib Axes (or pyplot): what puts data on a figure.
-DRAWING_CALLS = {"plot", "loglog", "semilogx", "semilogy", "imshow", "matshow", "spy", "bar", "barh", "scatter",
-                 "hist", "step", "fill_between", "errorbar", "contour", "contourf", "pcolormesh"}
+DRAWING_CALLS = {
+    "plot",
+    "loglog",
+    "semilogx",
+    "semilogy",
+    "imshow",
+    "matshow",
+    "spy",
+    "bar",
+    "barh",
+    "scatter",
+    "hist",
+    "step",
+    "fill_between",
+    "errorbar",
+    "contour",
+    "contourf",
+    "pcolormesh",
+}
 FIGURES_AT_LEAST = 16
 
 
@@ -97,7 +114,7 @@ def is_figure_cell(cell) -> bool:
 
 
 def test_figure_cell_is_a_cell_that_draws_and_shows():
-    draws = nbformat.v4.new_code_cell('fig, ax = plt.subplots()\nax.plot([1, 2], [3, 4])\nplt.show()')
+    draws = nbformat.v4.new_code_cell("fig, ax = plt.subplots()\nax.plot([1, 2], [3, 4])\nplt.show()")
     assert is_figure_cell(draws)
     assert not is_figure_cell(nbformat.v4.new_code_cell('# plt.show()\nprint("ax.plot(x)")'))
     assert not is_figure_cell(nbformat.v4.new_code_cell("fig, ax = plt.subplots()\nplt.show()"))
