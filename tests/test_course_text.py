@@ -2,6 +2,7 @@
 sections marked 🟢 必读 or ⚪ 选读 (appendices are all ⚪), one version banner, one term for each
 idea, and no word that points at material students do not have."""
 
+import ast
 import re
 
 import nbformat
@@ -73,3 +74,56 @@ def test_every_chapter_notebook_asks_the_reader_to_do_something(path):
         )
     graded = [c for c in cells if "nbgrader" in c.metadata or c.source.lstrip().startswith("%%ch4test")]
     assert not graded, f"{path.name}: chapter tasks are ungraded (no nbgrader metadata, no %%ch4test)"
+
+
+# Drawing calls on a matplotlib Axes (or pyplot): what puts data on a figure.
+DRAWING_CALLS = {
+    "plot",
+    "loglog",
+    "semilogx",
+    "semilogy",
+    "imshow",
+    "matshow",
+    "spy",
+    "bar",
+    "barh",
+    "scatter",
+    "hist",
+    "step",
+    "fill_between",
+    "errorbar",
+    "contour",
+    "contourf",
+    "pcolormesh",
+}
+FIGURES_AT_LEAST = 16
+
+
+def is_figure_cell(cell) -> bool:
+    """A code cell that draws data and shows it: it calls plt.show() and at least one drawing method.
+    Parsed, not searched, so a comment or a string that mentions plt.show() does not count."""
+    if cell.cell_type != "code":
+        return False
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return False
+    calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    shows = any(f.attr == "show" and isinstance(f.value, ast.Name) and f.value.id == "plt" for f in calls)
+    return shows and any(f.attr in DRAWING_CALLS for f in calls)
+
+
+def test_figure_cell_is_a_cell_that_draws_and_shows():
+    draws = nbformat.v4.new_code_cell("fig, ax = plt.subplots()\nax.plot([1, 2], [3, 4])\nplt.show()")
+    assert is_figure_cell(draws)
+    assert not is_figure_cell(nbformat.v4.new_code_cell('# plt.show()\nprint("ax.plot(x)")'))
+    assert not is_figure_cell(nbformat.v4.new_code_cell("fig, ax = plt.subplots()\nplt.show()"))
+    assert not is_figure_cell(nbformat.v4.new_markdown_cell("ax.plot(x)\nplt.show()"))
+
+
+def test_the_course_has_enough_figures():
+    """Where a reader would rather look than read (issue #35): at least 16 figure cells in the course."""
+    counts = {p.name: sum(map(is_figure_cell, nbformat.read(p, as_version=4).cells)) for p in NOTEBOOKS}
+    total = sum(counts.values())
+    found = {name: n for name, n in counts.items() if n}
+    assert total >= FIGURES_AT_LEAST, f"{total} figure cells, want ≥ {FIGURES_AT_LEAST}: {found}"
