@@ -6,7 +6,9 @@
 
 
 def _stable(x):
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    ramp = jnp.maximum(x, 0.0)  # the kink of max at 0
+    tail = jnp.log1p(jnp.exp(-jnp.abs(x)))  # the kink of abs at 0
+    return ramp + tail
 
 
 @jax.custom_vjp
