@@ -33,9 +33,10 @@ SITE = REPO / "build" / "book"
 MAIN_LINE = re.compile(r"4\.(\d+)([a-z]?)_")  # 4.1_modes_linearize … 4.10b_implicit_adjoint
 APPENDIX = re.compile(r"A_(\d+)(?:\.(\d+))?")  # A_4.1_why_autodiff … A_99_cheat_sheet
 # Links between notebooks name a heading as Jupyter does, by its markdown text with spaces as
-# hyphens ("#🟢-必读：`stop_gradient`-的语义"); MyST slugs the heading's text without the
-# backticks or emphasis marks, so the copies' links drop those marks too.
+# hyphens ("#🟢-必读：`stop_gradient`-的语义"); MyST slugs the heading's plain text and inline
+# code only (no backticks, emphasis marks or $math$), so the copies' links drop those too.
 NOTEBOOK_ANCHOR = re.compile(r"(\]\([^)\s#]*\.ipynb#)([^)\s]+)\)")
+NOT_IN_SLUG = re.compile(r"\$[^$]*\$|[`*]")
 
 OPTIONAL_NOTE = """```{note}
 ⚪ 选读：这是附录，不在主线上。第一次学习可以跳过，需要时再回来读。
@@ -121,7 +122,7 @@ def executed(path: Path, project: Project, assembly: Assembly):
 def _page(nb, optional: bool):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = NOTEBOOK_ANCHOR.sub(lambda m: m.group(1) + re.sub(r"[`*]", "", m.group(2)) + ")", cell.source)
+            cell.source = NOTEBOOK_ANCHOR.sub(lambda m: m.group(1) + NOT_IN_SLUG.sub("", m.group(2)) + ")", cell.source)
     if optional:
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(OPTIONAL_NOTE))
     return nb

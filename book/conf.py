@@ -21,6 +21,9 @@ nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 6
 myst_heading_slug_func = "book.jupyter_slug"  # by name: Sphinx pickles its configuration
+# Pygments' IPython traceback lexer stops at a backtick in an error message and falls back to
+# plain text: the traceback is shown whole, only less coloured. Every other warning fails the build.
+suppress_warnings = ["misc.highlighting_failure"]
 # A notebook cell that prints text full of `<`, `>` and escapes is shown as text, not HTML.
 nb_render_markdown_format = "myst"
 

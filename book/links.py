@@ -46,6 +46,8 @@ def check(site: Path) -> tuple[list[str], list[str]]:
         return pages[path]
 
     for page in sorted(site.rglob("*.html")):
+        if page.relative_to(site).parts[0] == "_static":
+            continue  # the theme's templates and MathJax's files, not pages
         for target in parsed(page).targets:
             parts = urlsplit(target)
             if parts.scheme in EXTERNAL_SCHEMES or target.startswith("//"):
