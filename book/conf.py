@@ -35,6 +35,13 @@ html_search_language = "zh"
 # same copy), put into _static/mathjax by `python -m book`. No CDN: the machines have no internet.
 html_static_path = [os.environ.get("CH4_BOOK_STATIC", "_static")]
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+# That package ships the HTML-CSS output with the STIX-Web fonts only (as grader/templates'
+# feedback pages set too); MyST's own settings are for MathJax 3, so it leaves them out.
+mathjax2_config = {
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "messageStyle": "none",
+}
+myst_update_mathjax = False
 
 html_theme = "sphinx_book_theme"
 html_title = project

@@ -32,6 +32,9 @@ CELL_TIMEOUT = 300
 # Headless and deterministic: CPU only (the course claims are made on CPU) and a
 # non-interactive matplotlib backend so plots render without a display.
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
+# The kernel itself draws with matplotlib's inline backend, as JupyterLab does: as headless as Agg,
+# and each figure becomes a PNG output, which the website shows (see EXECUTED below).
+KERNEL_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 KERNEL_METADATA = {
@@ -49,7 +52,9 @@ SOURCE_DIGEST_KEY = "ch4_source_sha256"
 
 
 def source_digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The notebook's bytes and how it is run: a change to either makes the executed copy stale."""
+    how = repr((KERNEL_BACKEND, HEADLESS_ENV, course.KERNEL_ARGS)).encode()
+    return hashlib.sha256(how + b"\0" + Path(path).read_bytes()).hexdigest()
 
 
 def executed_copy(path: Path, cache: Path = EXECUTED, root: Path = REPO) -> Path:
@@ -154,7 +159,7 @@ def _execute(path: Path, timeout: int) -> RunResult:
     nb.metadata[SOURCE_DIGEST_KEY] = digest  # the source this run saw, even if it changes meanwhile
     result = RunResult(path, notebook=nb)
     try:
-        client.execute()
+        client.execute(env={**os.environ, "MPLBACKEND": KERNEL_BACKEND})
     except CellExecutionError as err:
         failed = next(
             (
