@@ -144,10 +144,11 @@ def index_page(project: Project) -> str:
     trees = [_toctree(caption, [f"notebooks/{s}" for s in found]) for caption, found in parts.items() if found]
     trees.append(_toctree("计分练习", ["exercises/index"]))
     first = project.notebooks[0]
+    start = f"[{title(nbformat.read(first, as_version=4))}](notebooks/{first.name})"
     return f"""# 第 4 章 进阶自动微分
 
 本章讲 JAX 怎样求导、什么时候换一种求导方式、什么时候要自己规定求导规则，以及哪些函数根本不能求导。
-从「[{title(nbformat.read(first, as_version=4))}](notebooks/{first.name})」开始，按左侧目录的顺序读主线；标着 ⚪ 的附录是选读。
+从「{start}」开始，按左侧目录的顺序读主线；标着 ⚪ 的附录是选读。
 每页开头写着预计学习时间；❌ 是错误或过时的写法，紧跟着的 ✅ 是推荐写法，🧪 是自检。
 
 {RUN_IT_YOURSELF}
