@@ -171,7 +171,10 @@ def test_chromium_reads_the_site_offline_with_figures_math_and_chinese_search(si
                 box = tab.locator("input[name=q]:visible").first
                 box.fill(term)
                 box.press("Enter")
-                tab.wait_for_selector("#search-results ul.search li", timeout=60_000)
+                # Sphinx shows the results one by one, then writes the summary line.
+                tab.wait_for_function(
+                    "document.querySelector('#search-results .search-summary')?.innerText.length > 0", timeout=60_000
+                )
                 hrefs = tab.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
                 found[term] = {Path(h.split("?")[0].split("#")[0]).stem for h in hrefs}
         finally:
