@@ -94,29 +94,33 @@ def as_text(path: Path) -> str:
     return html.unescape("".join(parser.parts))
 
 
-def site_leaks(site_dir: Path, secrets: set[str], scratch: Path) -> list[str]:
-    """edition.leaks over the text of every published page and file of the site."""
+PUBLISHED = {".html", ".js", ".txt", ".ipynb", ".json"}
+
+
+def site_as_text(site_dir: Path, scratch: Path) -> list[Path]:
+    """The text of every published page and file of the site (MathJax aside), one file each."""
     published = []
     for path in sorted(site_dir.rglob("*")):
-        if (
-            path.is_file()
-            and path.suffix in {".html", ".js", ".txt", ".ipynb", ".json"}
-            and "mathjax" not in path.parts
-        ):
+        if path.is_file() and path.suffix in PUBLISHED and "mathjax" not in path.parts:
             text = scratch / str(path.relative_to(site_dir)).replace("/", "__")
             text.write_text(as_text(path), encoding="utf-8")
             published.append(text)
-    return edition.leaks(secrets, published)
+    return published
+
+
+@pytest.fixture(scope="module")
+def site_text(site, tmp_path_factory):
+    return site_as_text(site[0], tmp_path_factory.mktemp("site-text"))
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
-def test_the_site_shows_no_solution_hidden_test_or_catalogued_answer(site, assignment, tmp_path):
+def test_the_site_shows_no_solution_hidden_test_or_catalogued_answer(site, site_text, assignment):
     site_dir, _ = site
     secrets = edition.secret_passages(assignment) | edition.catalogue_passages(assignment)
     assert secrets, f"{assignment}: found nothing to protect, so the check would prove nothing"
     statement = as_text(site_dir / "exercises" / assignment / f"{assignment}.html")
     assert "可见测试" in statement, "the exercise page lost its visible tests"
-    found = site_leaks(site_dir, secrets, tmp_path)
+    found = edition.leaks(secrets, site_text)
     assert not found, "the website publishes:\n" + "\n".join(found)
 
 
@@ -242,5 +246,5 @@ def test_the_book_renders_the_kept_copy_and_executes_a_changed_notebook_again(ti
 
 def test_the_leak_check_finds_an_answer_planted_in_an_exercise_page(tiny, tmp_path):
     project = tiny[0]
-    found = site_leaks(project.site, edition.secret_passages(FAST), tmp_path)
+    found = edition.leaks(edition.secret_passages(FAST), site_as_text(project.site, tmp_path))
     assert any(name.startswith(f"exercises__{FAST}__{FAST}.html") for name in found), found
