@@ -229,7 +229,7 @@ def tiny(tmp_path_factory):
     return project, source, assembly, page(project.site, "notebooks/00_tiny.html")
 
 
-def test_the_book_renders_the_kept_copy_and_executes_a_changed_notebook_again(tiny):
+def test_the_book_renders_the_kept_copy_and_executes_a_changed_or_missing_notebook_again(tiny):
     project, source, first, shown = tiny
     assert (first.reused, first.executed) == (["00_tiny.ipynb"], [])
     assert "kept-by-make-test" in shown
@@ -241,7 +241,11 @@ def test_the_book_renders_the_kept_copy_and_executes_a_changed_notebook_again(ti
     shown = page(project.site, "notebooks/00_tiny.html")
     assert second.executed == ["00_tiny.ipynb"], "a changed notebook was not executed again"
     assert "48" in shown and "kept-by-make-test" not in shown, "the page shows a stale output"
-    assert nbtools.fresh_executed_copy(source, nbtools.executed_copy(source, project.cache, project.root))
+    copy = nbtools.executed_copy(source, project.cache, project.root)
+    assert nbtools.fresh_executed_copy(source, copy), "the new run was not kept for the next build"
+    copy.unlink()
+    assert book.assemble(project).executed == ["00_tiny.ipynb"], "a missing copy was not executed"
+    assert nbtools.fresh_executed_copy(source, copy)
 
 
 def test_the_leak_check_finds_an_answer_planted_in_an_exercise_page(tiny, tmp_path):
