@@ -16,7 +16,7 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release grade demo formgrader hub lint tidy pins clean
+.PHONY: help setup ready test lab check student release book grade demo formgrader hub lint tidy pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ check: ready  ## run an exercise's visible tests from a terminal: make check [EX
 
 student: release  ## build the student edition: build/student/ and build/student.zip (no answers)
 	$(PY) -m grader edition --out build/student
+
+# The website renders the notebooks `make test` executed (build/executed/); a missing or stale
+# one is executed here. Warnings and broken links fail the build (docs/book.md).
+book: ready  ## the course as a website, offline and searchable: build/book/index.html
+	$(PY) -m book
 
 release: ready  ## regenerate exercises/ from solutions/ with nbgrader
 	$(PY) -m grader release

@@ -6,6 +6,9 @@ graders all call `execute_notebook`, so "a notebook passes" means the same thing
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -15,7 +18,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from grader import course
+from grader import REPO, course
 
 # A cell tagged `raises-exception` must name the exception class it raises in this metadata
 # key (the class name exactly as Python prints it, e.g. "TypeError", "UnexpectedTracerError").
@@ -29,6 +32,9 @@ CELL_TIMEOUT = 300
 # Headless and deterministic: CPU only (the course claims are made on CPU) and a
 # non-interactive matplotlib backend so plots render without a display.
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
+# The kernel itself draws with matplotlib's inline backend, as JupyterLab does: as headless as Agg,
+# and each figure becomes a PNG output, which the website shows (see EXECUTED below).
+KERNEL_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 KERNEL_METADATA = {
@@ -37,10 +43,59 @@ KERNEL_METADATA = {
 }
 
 
+# Executed copies: `make test` keeps every chapter notebook it ran, outputs and all, under
+# build/executed/ (same relative path), with the SHA-256 of the source it ran recorded in the
+# copy's metadata. The website (`make book`, docs/book.md) renders these copies instead of
+# executing the chapter a second time, and executes again any notebook whose source changed since.
+EXECUTED = REPO / "build" / "executed"
+SOURCE_DIGEST_KEY = "ch4_source_sha256"
+
+
+def source_digest(path: Path) -> str:
+    """The notebook's bytes and how it is run: a change to either makes the executed copy stale."""
+    how = repr((KERNEL_BACKEND, HEADLESS_ENV, course.KERNEL_ARGS)).encode()
+    return hashlib.sha256(how + b"\0" + Path(path).read_bytes()).hexdigest()
+
+
+def executed_copy(path: Path, cache: Path = EXECUTED, root: Path = REPO) -> Path:
+    """Where the executed copy of a notebook under `root` is kept."""
+    return cache / Path(path).resolve().relative_to(root.resolve())
+
+
+def fresh_executed_copy(path: Path, copy: Path):
+    """The executed notebook at `copy` when it was executed from exactly `path` as it is now, else None."""
+    if not copy.exists():
+        return None
+    try:
+        nb = nbformat.read(copy, as_version=4)
+    except Exception:  # a torn or foreign file is no copy at all
+        return None
+    return nb if nb.metadata.get(SOURCE_DIGEST_KEY) == source_digest(path) else None
+
+
+@contextlib.contextmanager
+def keeping(copy: Path):
+    """Held while a notebook is executed into `copy`: the book waits for a run of `make test` in
+    progress instead of executing the same notebook beside it."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    with open(copy.with_name(f".{copy.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def keep(nb, copy: Path) -> None:
+    """Write an executed notebook (stamped by `execute_notebook` with its source's digest) to `copy`."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    partial = copy.with_name(f".{copy.name}.{os.getpid()}")  # parallel workers never see a torn file
+    nbformat.write(nb, partial)
+    partial.replace(copy)
+
+
 @dataclass
 class RunResult:
     path: Path
     problems: list[str] = field(default_factory=list)
+    notebook: nbformat.NotebookNode | None = field(default=None, repr=False)  # as executed
 
     @property
     def ok(self) -> bool:
@@ -78,9 +133,20 @@ def check_expected_exceptions(nb) -> list[str]:
     return problems
 
 
-def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT) -> RunResult:
-    """Run a notebook top to bottom in a fresh kernel, in its own folder, and judge it."""
-    path = Path(path)
+def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, keep_at: Path | None = None) -> RunResult:
+    """Run a notebook top to bottom in a fresh kernel, in its own folder, and judge it; when it
+    passes and `keep_at` is given, write the executed notebook there (see EXECUTED)."""
+    if keep_at is None:
+        return _execute(Path(path), timeout)
+    with keeping(keep_at):
+        result = _execute(Path(path), timeout)
+        if result.ok:
+            keep(result.notebook, keep_at)
+        return result
+
+
+def _execute(path: Path, timeout: int) -> RunResult:
+    digest = source_digest(path)
     nb = nbformat.read(path, as_version=4)
     os.environ.update(HEADLESS_ENV)  # the kernel inherits this process's environment
     client = NotebookClient(
@@ -90,9 +156,10 @@ def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT) -> RunResult:
         extra_arguments=course.KERNEL_ARGS,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    result = RunResult(path)
+    nb.metadata[SOURCE_DIGEST_KEY] = digest  # the source this run saw, even if it changes meanwhile
+    result = RunResult(path, notebook=nb)
     try:
-        client.execute()
+        client.execute(env={**os.environ, "MPLBACKEND": KERNEL_BACKEND})
     except CellExecutionError as err:
         failed = next(
             (

@@ -1,0 +1,254 @@
+"""The course website (`make book`, docs/book.md): it builds from the notebooks `make test`
+executed, shows no answer, has no broken link, is read in Chromium offline (figures, math,
+Chinese search), and never shows a stale output.
+
+The whole course is built once per session (`site`); the stale-output and planted-answer checks
+build a tiny project of one notebook and one exercise instead, so they stay fast. conftest.py
+puts these tests last, after the notebook tests that fill build/executed/; run alone, the build
+executes what is missing itself.
+"""
+
+import html
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from helpers import chromium, only_requests_to
+
+import book
+from book import links
+from grader import REPO, answers, course, edition, nbtools
+
+pytestmark = pytest.mark.xdist_group("book")  # one worker builds the site once
+FAST = "safe_norm"
+
+
+@pytest.fixture(scope="session")
+def site():
+    """`python -m book` as `make book` runs it: the real course into build/book/."""
+    done = subprocess.run([sys.executable, "-m", "book"], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return book.SITE, done.stdout
+
+
+def page(site_dir: Path, name: str) -> str:
+    return (site_dir / name).read_text(encoding="utf-8")
+
+
+def test_every_chapter_notebook_and_exercise_has_a_page_in_reading_order(site):
+    site_dir, log = site
+    print(log)
+    notebooks = sorted((REPO / "notebooks").glob("*.ipynb"))
+    for path in notebooks:
+        assert (site_dir / "notebooks" / f"{path.stem}.html").is_file(), f"no page for {path.name}"
+    for assignment in course.ASSIGNMENTS:
+        assert (site_dir / "exercises" / assignment / f"{assignment}.html").is_file(), f"no page for {assignment}"
+    order = list(dict.fromkeys(re.findall(r'href="notebooks/([^"#]+)\.html"', page(site_dir, "index.html"))))
+    assert sorted(order) == [p.stem for p in notebooks], f"the index lists {order}"
+    parts = ["intro", "main", "closing", "appendix"]
+    kind = [
+        parts[0] if n == "00_intro" else parts[1] if n.startswith("4.") else parts[2] if n == "99_closing" else parts[3]
+        for n in order
+    ]
+    assert kind == sorted(kind, key=parts.index), f"not intro, main line, closing, appendices: {order}"
+    main = [n for n in order if n.startswith("4.")]
+    assert main[0].startswith("4.1_") and main[-1].startswith("4.10b_"), main
+    assert main.index("4.9c_softmax_case_study") < main.index("4.10a_when_custom_rules"), main
+    appendix = page(site_dir, "notebooks/A_4.4_taylor_jet.html")
+    assert "⚪ 选读：这是附录" in appendix, "an appendix is not marked optional"
+    assert "这是附录" not in page(site_dir, "notebooks/4.4_higher_order.html")
+    assert "附录（⚪ 选读）" in page(site_dir, "index.html"), "the index does not mark the appendices optional"
+
+
+def test_pages_show_the_outputs_markers_reading_times_and_the_student_edition(site):
+    site_dir, _ = site
+    chapter = page(site_dir, "notebooks/4.1_modes_linearize.html")
+    assert "预计学习时间" in chapter and "cell_output" in chapter, "no reading time or no executed output"
+    assert re.search(r'<img [^>]*src="../_images/[^"]+\.png"', chapter), "the chapter's figure is missing"
+    text = "".join(page(site_dir, f"notebooks/{p.stem}.html") for p in (REPO / "notebooks").glob("*.ipynb"))
+    for marker in ("❌", "✅", "🧪", "🟢 必读"):
+        assert marker in text, f"{marker} is not shown anywhere"
+    assert "make student" in page(site_dir, "index.html") and "build/student/" in chapter
+
+
+class _Text(HTMLParser):
+    """The text a reader sees in a page (code highlighting splits lines into many spans)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts = []
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def as_text(path: Path) -> str:
+    if path.suffix != ".html":
+        return path.read_text(encoding="utf-8", errors="replace")
+    parser = _Text()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return html.unescape("".join(parser.parts))
+
+
+PUBLISHED = {".html", ".js", ".txt", ".ipynb", ".json"}
+
+
+def site_as_text(site_dir: Path, scratch: Path) -> list[Path]:
+    """The text of every published page and file of the site (MathJax aside), one file each."""
+    published = []
+    for path in sorted(site_dir.rglob("*")):
+        if path.is_file() and path.suffix in PUBLISHED and "mathjax" not in path.parts:
+            text = scratch / str(path.relative_to(site_dir)).replace("/", "__")
+            text.write_text(as_text(path), encoding="utf-8")
+            published.append(text)
+    return published
+
+
+@pytest.fixture(scope="module")
+def site_text(site, tmp_path_factory):
+    return site_as_text(site[0], tmp_path_factory.mktemp("site-text"))
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_the_site_shows_no_solution_hidden_test_or_catalogued_answer(site, site_text, assignment):
+    site_dir, _ = site
+    secrets = edition.secret_passages(assignment) | edition.catalogue_passages(assignment)
+    assert secrets, f"{assignment}: found nothing to protect, so the check would prove nothing"
+    statement = as_text(site_dir / "exercises" / assignment / f"{assignment}.html")
+    assert "可见测试" in statement, "the exercise page lost its visible tests"
+    found = edition.leaks(secrets, site_text)
+    assert not found, "the website publishes:\n" + "\n".join(found)
+
+
+def test_no_local_link_of_the_site_is_broken(site):
+    site_dir, _ = site
+    broken, external = links.check(site_dir)
+    assert not broken, "broken links:\n" + "\n".join(broken)
+    print("external links (not fetched):", *external, sep="\n  ")
+    inner = page(site_dir, "notebooks/99_closing.html")
+    assert 'href="00_intro.html#' in inner, "a link to another notebook's heading was not resolved to its page"
+    assert 'href="../exercises/' in page(site_dir, "notebooks/00_intro.html"), "no link to the exercises"
+
+
+def test_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
+    (tmp_path / "a.html").write_text('<p id="here"></p><a href="b.html#there">x</a><img src="gone.png">')
+    (tmp_path / "b.html").write_text('<a href="a.html#here">ok</a><a href="https://example.org/">web</a>')
+    broken, external = links.check(tmp_path)
+    assert broken == ["a.html: b.html#there (no such anchor)", "a.html: gone.png (no such file)"], broken
+    assert external == ["https://example.org/"]
+
+
+def test_chromium_reads_the_site_offline_with_figures_math_and_chinese_search(site):
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    site_dir, _ = site
+    outside = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
+        try:
+            tab = browser.new_page(viewport={"width": 1300, "height": 1000})
+            tab.route("**/*", only_requests_to("file://", outside))
+            tab.goto((site_dir / "index.html").as_uri())
+            assert "第 4 章 进阶自动微分" in tab.title()
+            tab.goto((site_dir / "notebooks" / "4.1_modes_linearize.html").as_uri())
+            tab.wait_for_function(
+                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0",
+                timeout=60_000,
+            )
+            figures = tab.evaluate(
+                "[...document.querySelectorAll('.cell_output img')].map(i => i.complete && i.naturalWidth)"
+            )
+            math = tab.locator(".MathJax").count()
+            tab.screenshot(path=str(REPO / "build" / "book-4.1.png"))
+            found = {}
+            for term in ("余切", "残差"):
+                tab.goto((site_dir / "index.html").as_uri())
+                box = tab.locator("input[name=q]").first
+                if not box.is_visible():  # the theme folds the search field into a button on narrow pages
+                    tab.keyboard.press("Control+k")
+                box = tab.locator("input[name=q]:visible").first
+                box.fill(term)
+                box.press("Enter")
+                # Sphinx shows the results one by one, then writes the summary line.
+                tab.wait_for_function(
+                    "document.querySelector('#search-results .search-summary')?.innerText.length > 0", timeout=60_000
+                )
+                hrefs = tab.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
+                found[term] = {Path(h.split("?")[0].split("#")[0]).stem for h in hrefs}
+        finally:
+            browser.close()
+    assert not outside, f"the site asked the network for {outside}"
+    assert figures and all(figures), f"figures that did not load: {figures}"
+    assert math > 0, "no math rendered"
+    assert "4.3_vjp" in found["余切"], found["余切"]
+    assert {"4.4_higher_order", "4.6_custom_vjp"} <= found["残差"], found["残差"]
+
+
+# —— a tiny project: the executed-copy cache and the planted answer ——
+
+TINY_TITLE = "# 小测试页\n\n预计学习时间：约 1 分钟"
+LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def build(project: book.Project) -> book.Assembly:
+    assembly = book.assemble(project)
+    done = book.sphinx(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return assembly
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """One notebook whose executed copy `make test` kept, and an exercise with an answer planted
+    in it; built once (a second build is the stale-output test's own)."""
+    root = tmp_path_factory.mktemp("tiny-course")
+    project = book.Project(root=root, cache=root / "executed", source=root / "src", site=root / "site")
+    (root / "notebooks").mkdir()
+    nb = nbformat.v4.new_notebook(metadata=nbtools.KERNEL_METADATA)
+    nb.cells = [nbformat.v4.new_markdown_cell(TINY_TITLE), nbformat.v4.new_code_cell("print(6 * 7)")]
+    source = root / "notebooks" / "00_tiny.ipynb"
+    nbformat.write(nb, source)
+    # What `make test` keeps, with an output the real run would never print: seeing it in the page
+    # proves the page came from the kept copy, not from a second execution.
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept-by-make-test\n")]
+    nb.metadata[nbtools.SOURCE_DIGEST_KEY] = nbtools.source_digest(source)
+    nbtools.keep(nb, nbtools.executed_copy(source, project.cache, project.root))
+
+    planted = answers.with_answer(answers.release_notebook(FAST), answers.reference_answer(FAST))
+    for cell in planted.cells:  # its links lead to chapters this tiny course does not have
+        cell.source = LINK.sub(r"\1", cell.source) if cell.cell_type == "markdown" else cell.source
+    (root / "exercises" / FAST).mkdir(parents=True)
+    nbformat.write(planted, root / "exercises" / FAST / f"{FAST}.ipynb")
+    assembly = build(project)
+    return project, source, assembly, page(project.site, "notebooks/00_tiny.html")
+
+
+def test_the_book_renders_the_kept_copy_and_executes_a_changed_or_missing_notebook_again(tiny):
+    project, source, first, shown = tiny
+    assert (first.reused, first.executed) == (["00_tiny.ipynb"], [])
+    assert "kept-by-make-test" in shown
+
+    nb = nbformat.read(source, as_version=4)
+    nb.cells[1].source = "print(6 * 8)"
+    nbformat.write(nb, source)
+    second = build(project)
+    shown = page(project.site, "notebooks/00_tiny.html")
+    assert second.executed == ["00_tiny.ipynb"], "a changed notebook was not executed again"
+    assert "48" in shown and "kept-by-make-test" not in shown, "the page shows a stale output"
+    copy = nbtools.executed_copy(source, project.cache, project.root)
+    assert nbtools.fresh_executed_copy(source, copy), "the new run was not kept for the next build"
+    copy.unlink()
+    assert book.assemble(project).executed == ["00_tiny.ipynb"], "a missing copy was not executed"
+    assert nbtools.fresh_executed_copy(source, copy)
+
+
+def test_the_leak_check_finds_an_answer_planted_in_an_exercise_page(tiny, tmp_path):
+    project = tiny[0]
+    found = edition.leaks(edition.secret_passages(FAST), site_as_text(project.site, tmp_path))
+    assert any(name.startswith(f"exercises__{FAST}__{FAST}.html") for name in found), found
