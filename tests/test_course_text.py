@@ -127,3 +127,20 @@ def test_the_course_has_enough_figures():
     total = sum(counts.values())
     found = {name: n for name, n in counts.items() if n}
     assert total >= FIGURES_AT_LEAST, f"{total} figure cells, want ≥ {FIGURES_AT_LEAST}: {found}"
+
+
+# residuals (STYLE.md's glossary): what the forward pass saves for the backward pass is 残差; an
+# equation's residual (4.3's r = sW + c, the DEQ's f(z) - z, the TD error δ) is 方程残量, then 残量.
+EQUATION_RESIDUAL_NOTEBOOKS = ("4.3_vjp.ipynb", "4.9b_stop_gradient_patterns.ipynb", "A_4.10_rules_extras.ipynb")
+# The phrases that once called an equation's residual 残差 ("残差向量 r = sW + c", "两条残差曲线", "残差梯度", ...).
+EQUATION_RESIDUAL_AS_SAVED = re.compile(r"残差(向量|曲线|范数|梯度|在 1e-)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + EXERCISES, ids=[str(p.relative_to(REPO)) for p in NOTEBOOKS + EXERCISES])
+def test_residuals_keep_the_glossary_terms(path):
+    text = path.read_text(encoding="utf-8")
+    assert "反向保存量" not in text, f"{path.name}: the glossary's term for saved residuals is 残差, not 反向保存量"
+    found = EQUATION_RESIDUAL_AS_SAVED.findall(text)
+    assert not found, f"{path.name}: an equation's residual is 方程残量 (残量), not 残差: 残差{found}"
+    if path.name in EQUATION_RESIDUAL_NOTEBOOKS:
+        assert "方程残量（residual：" in text, f"{path.name}: gloss the equation residual once as 方程残量（residual：…）"
