@@ -143,4 +143,6 @@ def test_residuals_keep_the_glossary_terms(path):
     found = EQUATION_RESIDUAL_AS_SAVED.findall(text)
     assert not found, f"{path.name}: an equation's residual is 方程残量 (残量), not 残差: 残差{found}"
     if path.name in EQUATION_RESIDUAL_NOTEBOOKS:
-        assert "方程残量（residual：" in text, f"{path.name}: gloss the equation residual once as 方程残量（residual：…）"
+        assert "方程残量（residual：" in text, (
+            f"{path.name}: gloss the equation residual once as 方程残量（residual：…）"
+        )
