@@ -315,10 +315,13 @@ def start_judge(box, env: dict[str, str]) -> ForkedJudge:
 
 class ForkedJudge(ForkedKernel):
     """A forked judge as the Popen verdict.py reads: stdin, stdout (the verdict lines), kill(),
-    wait() and returncode (from the line its waiting process writes last)."""
+    wait() and returncode (from the line its waiting process writes last); `cpu_root`: the
+    process that waits for it, whose children's CPU is the judge's."""
 
     def __init__(self, pidfd: int, placeholder: subprocess.Popen, stdin: int, stdout: int):
         super().__init__(pidfd, placeholder)
+        fdinfo = Path(f"/proc/self/fdinfo/{pidfd}").read_text()
+        self.cpu_root = int(next(line.split()[1] for line in fdinfo.splitlines() if line.startswith("Pid:")))
         self.stdin = open(stdin, "w", encoding="utf-8")  # noqa: SIM115 - closed by the reader, as Popen's
         self._stdout = open(stdout, encoding="utf-8")  # noqa: SIM115 - closed in wait()
         self.returncode: int | None = None

@@ -141,7 +141,7 @@ def tests_failed(tests: list[str]) -> str:
 
 
 def judge_timed_out(seconds: float) -> str:
-    return f"导出的程序在评分时运行超过 {seconds:g} 秒，没有判定（检查是否有不会结束的循环）"
+    return f"导出的程序在评分时计算超过 {seconds:g} 秒（CPU 时间），没有判定（检查是否有不会结束的循环）"
 
 
 JUDGE_DIED = "运行导出的程序时评分进程终止了（例如超出内存上限），这个测试没有判定"

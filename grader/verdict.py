@@ -19,6 +19,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 import nbformat
@@ -180,15 +181,19 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
         judge = _start_judge(box)
         received: queue.Queue = queue.Queue()
         threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
+        clock = _JudgeClock(judge.cpu_root if hasattr(judge, "cpu_root") else judge.pid)
         while True:
-            try:  # each verdict has `timeout` seconds from the one before: a slow program is not a hung one
-                line = received.get(timeout=timeout)
+            try:
+                line = received.get(timeout=1)
             except queue.Empty:
-                judge.kill()
-                cut = messages.judge_timed_out(timeout)
-                break
+                if clock.over(timeout):
+                    judge.kill()
+                    cut = messages.judge_timed_out(timeout)
+                    break
+                continue
             if line is None:
                 break
+            clock.restart()
             try:
                 item = json.loads(line)
                 lines[item["test"]] = item
@@ -201,6 +206,44 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
         if box is not None:
             box.close()
     return lines, cut
+
+
+class _JudgeClock:
+    """Each verdict has `timeout` seconds of the judge's CPU from the one before: a slow program is
+    not a hung one, and a machine busy with other work must not cost a student a test (an honest
+    ODE answer written as Python loops compiles for a minute of CPU, several minutes of wall time
+    on a loaded machine). A judge that waits without computing is cut after WALL_FACTOR times as
+    long in wall time."""
+
+    WALL_FACTOR = 10
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.restart()
+
+    def restart(self) -> None:
+        self.cpu, self.wall = self._cpu(), time.monotonic()
+
+    def over(self, timeout: float) -> bool:
+        return self._cpu() - self.cpu > timeout or time.monotonic() - self.wall > timeout * self.WALL_FACTOR
+
+    def _cpu(self) -> float:
+        """CPU seconds of the judge's live processes (its threads included)."""
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return 0.0
+        total = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
 
 
 def _forward_lines(judge: subprocess.Popen, job: str, received: queue.Queue) -> None:

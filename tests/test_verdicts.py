@@ -315,6 +315,16 @@ def test_a_verdict_that_hangs_is_cut_off_and_the_others_are_judged(monkeypatch):
     assert results[1].message == messages.judge_timed_out(15)
 
 
+def test_a_verdict_slowed_by_a_busy_machine_is_not_cut_off(monkeypatch):
+    """The limit is the judge's CPU, not the clock: a verdict that takes longer than it in wall
+    time without computing (as on a machine busy with other work) is judged; a hang that computes
+    is cut off (above)."""
+    cell = f"_p = programs('waits', {{}})\n{VERDICT_MARKER}\nimport time\ntime.sleep(8)\n"
+    monkeypatch.setattr(verdict, "test_cells", _probe_cells(("waits", cell)))
+    [result], _ = verdict.judge(ASSIGNMENT, {}, "key", timeout=4)
+    assert result.passed, result.message
+
+
 def _run_python(*args: str, stdin: str = "") -> str:
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     done = subprocess.run(
