@@ -38,10 +38,11 @@ were compiled more than once in the notebook or only for other shapes (`grader/c
 Every class run ends with the compilations per assignment.
 
 `--against REV` compares what grading and checking cost in this tree and in the tree of a git
-revision REV (checked out into a scratch worktree, run with this venv: REV's own requirements
-must be installed in it), in the same run: the seven reference answers and every natural answer
-of the catalogue graded with `grader grade --jobs 2` (CPU per graded notebook, this process
-tree's), and `python -m ch4validate` (what `make check` runs) on the seven references, warm
+revision REV (checked out into a scratch worktree with a venv of its own, built by its `make
+setup`: the processes a grader starts import the grader their venv installed), in the same run:
+the seven reference answers and every natural answer of the catalogue graded with `grader grade
+--jobs 2` (CPU per graded notebook, this process tree's; a run where a reference misses full
+marks stops the benchmark), and `python -m ch4validate` (what `make check` runs) on the seven references, warm
 (after one run that fills the student's compilation cache), wall seconds. Medians of the repeats.
 
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
@@ -60,7 +61,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -305,9 +305,10 @@ def breakdown(scratch: Path, repeats: int) -> None:
 
 
 def _in_tree(tree: Path, cwd: Path, *args: str) -> None:
-    """`python ARGS` with `tree`'s kit and grader first on the path."""
+    """`python ARGS` in `tree`'s own venv, with its kit and grader first on the path. Its own venv:
+    the processes the grader starts (fork server, judge) import the grader the venv installed."""
     env = {**os.environ, "PYTHONPATH": f"{tree / 'kit'}:{tree}"}
-    subprocess.run([sys.executable, *args], cwd=cwd, env=env, check=True, capture_output=True)
+    subprocess.run([str(tree / ".venv" / "bin" / "python"), *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 # Run in each tree: the same answer texts in that tree's own release notebooks (the class to
@@ -327,12 +328,25 @@ for student, assignment, answer in pool:
 """
 
 
+def _require_full_marks(grades: Path, label: str) -> None:
+    """A run whose references did not all get full marks measured something else: stop."""
+    import csv
+
+    with open(grades, encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["student_id"].startswith("reference-")]
+    short = [f"{r['assignment']} {r['score']}/{r['max_score']}" for r in rows if r["score"] != r["max_score"]]
+    if len(rows) != len(course.ASSIGNMENTS) or short:
+        raise SystemExit(f"{label}: the references did not all get full marks ({short or rows}); not a measurement")
+
+
 def against(scratch: Path, revision: str, repeats: int) -> None:
     """This tree against `revision`: CPU per graded notebook, and `make check` warm (see above)."""
     worktree = scratch / "against"
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision],
                    check=True, capture_output=True)  # fmt: skip
     try:
+        print(f"  {revision}: make setup in a scratch worktree (its own pins, its grader installed)", flush=True)
+        subprocess.run(["make", "-C", str(worktree), "setup"], check=True, capture_output=True)
         pool = [(f"reference-{a}", a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
         pool += [(f"{e.kind}-{e.slug}", e.assignment, e.answer) for e in answers.entries() if e.kind == "natural"]
         (scratch / "pool.json").write_text(json.dumps(pool), encoding="utf-8")
@@ -347,6 +361,7 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
                 out = str(mine / f"out-{repeat}")  # a fresh folder: nothing reused
                 grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "2", "--out", out]
                 graded.append(measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
+                _require_full_marks(Path(out) / "grades.csv", label)
                 checked.append(measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
                 print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[-1] / len(pool):.2f} core-s per graded "
                       f"notebook, make check {checked[-1]:.2f} s", flush=True)  # fmt: skip
