@@ -70,7 +70,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The server: `python -c "from grader.forkserver import serve; serve()"`, started by ForkServer.
+# The server: `python -c "from grader.forkserver import serve; serve(CHANNEL)"`, started by ForkServer.
 
 
 def serve(channel: int) -> None:

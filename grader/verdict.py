@@ -181,7 +181,7 @@ def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -
         judge = _start_judge(box)
         received: queue.Queue = queue.Queue()
         threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
-        clock = _JudgeClock(judge.cpu_root if hasattr(judge, "cpu_root") else judge.pid)
+        clock = _JudgeClock(getattr(judge, "cpu_root", judge.pid))
         while True:
             try:
                 line = received.get(timeout=1)
