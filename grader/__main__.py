@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader import certs, course  # light: paths and settings, no nbformat, no JAX, no Dask
+from grader import course
+from grader.cluster import certs  # light: paths and settings, no nbformat, no JAX, no Dask
 
 
 def cmd_run(args) -> int:
@@ -36,7 +37,7 @@ def cmd_tidy(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from grader import release
+    from grader.pipeline import release
 
     release.generate_release()
     print("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it.")
@@ -44,7 +45,7 @@ def cmd_release(args) -> int:
 
 
 def cmd_edition(args) -> int:
-    from grader import edition
+    from grader.instructor import edition
 
     archive = edition.build(Path(args.out))
     print(f"Student edition written to {args.out}/ and {archive}: chapter notebooks, released exercises,")
@@ -75,7 +76,7 @@ def cmd_grade(args) -> int:
 
 def cmd_report(args) -> int:
     """The class report of a graded OUT_DIR again (grade writes it too), e.g. after Formgrader changes."""
-    from grader import classreport
+    from grader.output import classreport
 
     out = Path(args.out_dir)
     if not (out / "grades.csv").is_file():
@@ -86,7 +87,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_certs(args) -> int:
-    """A new CA and a certificate per role for a real cluster (grader/certs.py)."""
+    """A new CA and a certificate per role for a real cluster (grader/cluster/certs.py)."""
     try:
         certs.make(Path(args.out), args.hosts)
     except FileExistsError as err:
@@ -100,7 +101,7 @@ def cmd_certs(args) -> int:
 def cmd_scheduler(args) -> int:
     """A thin wrapper over `dask scheduler`: mutual TLS with the course's certificates, bound to
     the interface given, no HTTP server."""
-    from grader import engine
+    from grader.cluster import engine
 
     try:
         ca, cert, key = engine.tls_files(args.tls, "scheduler")
@@ -110,7 +111,7 @@ def cmd_scheduler(args) -> int:
     print(f"grader scheduler: tls://{args.host}:{args.port}", flush=True)
     argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", args.host, "--port", str(args.port)]
     argv += ["--protocol", "tls", "--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
-    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.cluster.no_http"]
     os.execv(sys.executable, argv)
 
 
@@ -118,7 +119,9 @@ def cmd_worker(args) -> int:
     """A thin wrapper over `dask worker`: one submission per process, no memory restarts (each
     kernel has its own cgroup), the course's headless settings, mutual TLS with the course's
     certificates, no HTTP server; says how it sandboxes first."""
-    from grader import engine, sandbox, worker
+    from grader.cluster import engine
+    from grader.judging import worker
+    from grader.kernels import sandbox
 
     try:
         engine.check_address(args.scheduler)
@@ -131,7 +134,7 @@ def cmd_worker(args) -> int:
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
     argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0"]
     argv += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
-    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.cluster.no_http"]
     argv += ["--host", args.host] if args.host else []
     os.execv(sys.executable, argv)
 

@@ -100,7 +100,7 @@ def everyday_idioms_answer(assignment: str) -> str:
 
 def visible_tests(assignment: str) -> set[str]:
     """The grade_ids of the tests a student runs before handing in: test cells without a hidden block."""
-    from grader import verdict
+    from grader.judging import verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     return {
@@ -153,7 +153,8 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     student's exact inputs)."""
     import secrets
 
-    from grader import sandbox, verdict
+    from grader.judging import verdict
+    from grader.kernels import sandbox
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
@@ -174,10 +175,11 @@ def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:
     from ch4protocol import GRADING_ENV
     from nbclient import NotebookClient
 
-    from grader import nbtools, sandbox
+    from grader import nbtools
+    from grader.kernels import manager
 
     os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1"})  # the kernel inherits this environment
-    manager = {"kernel_manager_class": sandbox.SandboxKernelManager} if sandboxed else {}
+    manager = {"kernel_manager_class": manager.SandboxKernelManager} if sandboxed else {}
     try:
         NotebookClient(
             nb,

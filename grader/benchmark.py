@@ -66,7 +66,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import REPO, answers, course, engine, sample_classes
+from grader import REPO, answers, course, sample_classes
+from grader.cluster import engine
 
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
@@ -168,7 +169,7 @@ def _stage_share(root: Path, submitted: Path, students: list[str]) -> None:
     (registered in its gradebook) and this share of the class submitted."""
     import shutil
 
-    from grader import release
+    from grader.pipeline import release
 
     release.generate_release(course.ASSIGNMENTS, release=root / "release", course_root=root)
     for student in students:
@@ -230,10 +231,10 @@ def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float, float]:
     import nbformat
     from nbclient import NotebookClient
 
-    from grader import sandbox
+    from grader.kernels import manager
 
     nb = nbformat.read(path, as_version=4)
-    options = {"kernel_manager_class": sandbox.SandboxKernelManager, "shutdown_kernel": "immediate"}
+    options = {"kernel_manager_class": manager.SandboxKernelManager, "shutdown_kernel": "immediate"}
     client = NotebookClient(
         nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=course.KERNEL_ARGS,
         **(options if sandboxed else {}),
@@ -270,7 +271,10 @@ def _timed(cls, method: str):
 
 
 def breakdown(scratch: Path, repeats: int) -> None:
-    from grader import grade, sandbox, staging, worker
+    from grader import grade
+    from grader.judging import worker
+    from grader.kernels import manager
+    from grader.pipeline import staging
 
     submitted, out = scratch / "references", scratch / "references-out"
     for assignment in course.ASSIGNMENTS:
@@ -294,7 +298,7 @@ def breakdown(scratch: Path, repeats: int) -> None:
             floors.append(_phases(path, sandboxed=False))
             ours.append(_phases(path, sandboxed=True))
             start = time.perf_counter()
-            with _timed(sandbox.SandboxExecute, "preprocess") as executing:
+            with _timed(manager.SandboxExecute, "preprocess") as executing:
                 worker.grade_task(task)
             totals.append(time.perf_counter() - start)
             rests.append(totals[-1] - sum(executing))

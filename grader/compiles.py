@@ -126,7 +126,7 @@ def measure(assignment: str, answer: str | None = None, secret: str | None = Non
     compiled, in the kernel and in the judge."""
     import secrets
 
-    from grader import verdict
+    from grader.judging import verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     answer = answers.reference_answer(assignment) if answer is None else answer
@@ -164,7 +164,7 @@ def _verdict_compiles(assignment: str, programs: dict, secret: str) -> dict[str,
     import ch4judge
     import jax
 
-    from grader import verdict
+    from grader.judging import verdict
 
     counts: dict[str, int] = {}
     current = [None]

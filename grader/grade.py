@@ -3,16 +3,16 @@
 nbgrader does the grading (gradebook, autograde, feedback); this module makes it one command
 that a broken submission cannot derail. It is split along the process boundary:
 
-* grader/intake.py, in this process: each submission is only read and checked (empty file,
+* grader/pipeline/intake.py, in this process: each submission is only read and checked (empty file,
   invalid JSON, wrong file name, cells deleted or edited, answering rules): unusable ones get a
   score of 0 and a reason, the others are copied into a course folder under OUT_DIR.
-* grader/worker.py, anywhere: each accepted submission is one task (its bytes and its seed in;
+* grader/judging/worker.py, anywhere: each accepted submission is one task (its bytes and its seed in;
   scores, the autograded notebook and the feedback out), graded in a sandboxed kernel inside
-  the worker's private nbgrader course folder; grader/engine.py runs the tasks on Dask (a local
+  the worker's private nbgrader course folder; grader/cluster/engine.py runs the tasks on Dask (a local
   cluster, or the one at --scheduler).
 * here again: each result is stored as it arrives (OUT_DIR/course, and the gradebook, SQLite or
   --db, one transaction per submission) and journaled, so an interrupted run resumes.
-* grader/report.py: grades.csv, the feedback pages and the score table, from the gradebook.
+* grader/output/report.py: grades.csv, the feedback pages and the score table, from the gradebook.
 
 A submission whose bytes and whose assignment source have not changed since the last run in
 the same OUT_DIR is not graded again: re-runs are idempotent and only new work is done.
@@ -30,8 +30,14 @@ from pathlib import Path
 
 import nbformat
 
-from grader import REPO, course, engine, intake, messages, nbgrader_guard, report, sandbox, staging, worker
+from grader import REPO, course, messages
+from grader.cluster import engine
 from grader.course import CEILING_SECONDS
+from grader.instructor import nbgrader_guard
+from grader.judging import worker
+from grader.kernels import sandbox
+from grader.output import report
+from grader.pipeline import intake, staging
 
 
 class UsageError(Exception):
@@ -197,9 +203,9 @@ def grade(
 
 
 def write_class_report(out: Path, echo=print) -> None:
-    """#33: OUT/report/ (grader/classreport.py). The grades are written by then: a report that
+    """#33: OUT/report/ (grader/output/classreport.py). The grades are written by then: a report that
     cannot be made is one line on stderr, never a failed run."""
-    from grader import classreport
+    from grader.output import classreport
 
     try:
         echo(f"  class report: {classreport.write(out)}")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import answers, course, verdict
+from grader import answers, course
+from grader.judging import verdict
 from grader.sample_classes import answered, write
 
 OWN_CELL = "# %% a cell of the student's own at the end"

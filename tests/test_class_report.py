@@ -25,7 +25,8 @@ import nbformat
 import pytest
 from helpers import chromium, grade_cli, gradebook_rows, only_requests_to, read_csv
 
-from grader import REPO, answers, classreport, course, hostile, sample_classes
+from grader import REPO, answers, course, hostile, sample_classes
+from grader.output import classreport
 
 pytestmark = pytest.mark.xdist_group("class_report")  # the class below is graded once, by one worker
 

@@ -37,7 +37,9 @@ import pytest
 from helpers import grade_cli, grade_command, gradebook_rows, read_csv, score_table_line
 from jupyter_servers import free_port
 
-from grader import REPO, answers, certs, course, engine, grade, messages, sample_classes, worker
+from grader import REPO, answers, course, grade, messages, sample_classes
+from grader.cluster import certs, engine
+from grader.judging import worker
 
 pytestmark = pytest.mark.xdist_group("cluster_security")  # one worker owns the scheduler
 ROGUE = Path(__file__).with_name("rogue_worker.py")

@@ -15,7 +15,8 @@ prints the counts per cell.
 import nbformat
 import pytest
 
-from grader import compiles, course, verdict
+from grader import compiles, course
+from grader.judging import verdict
 
 
 def graded_cells(assignment):

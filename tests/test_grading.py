@@ -22,7 +22,8 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.preprocessors import Execute
 
-from grader import REPO, answers, course, messages, sample_classes, verdict
+from grader import REPO, answers, course, messages, sample_classes
+from grader.judging import verdict
 
 ASSIGNMENT = "residuals"  # quick to grade; the broken cases do not depend on the assignment
 CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
@@ -204,7 +205,7 @@ def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
 
 def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
     """On the page of a student who fails a hidden test: none of its code, all of its verdict."""
-    from grader.edition import secret_passages
+    from grader.instructor.edition import secret_passages
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, ASSIGNMENT), as_version=4)
     cells = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if verdict.is_test(c)}

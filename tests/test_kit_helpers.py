@@ -40,7 +40,8 @@ from ch4judge import (
 from ch4protocol import GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
 
-from grader import course, hostile, verdict
+from grader import course, hostile
+from grader.judging import verdict
 
 X = np.linspace(-2.0, 2.0, 7).astype(np.float32)
 

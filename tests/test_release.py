@@ -6,8 +6,8 @@ import nbformat
 import pytest
 
 from grader import REPO, course
-from grader.edition import leaks, secret_passages
-from grader.release import generate_release
+from grader.instructor.edition import leaks, secret_passages
+from grader.pipeline.release import generate_release
 
 
 def test_every_folder_in_solutions_is_an_assignment():

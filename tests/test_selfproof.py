@@ -22,7 +22,8 @@ import re
 import pytest
 from helpers import grade_cli
 
-from grader import answers, course, grade, sample_classes, worker
+from grader import answers, course, grade, sample_classes
+from grader.judging import worker
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}

@@ -16,7 +16,8 @@ import pytest
 from helpers import HONEST_UNUSUAL
 from nbclient import NotebookClient
 
-from grader import answers, course, nbtools, sandbox
+from grader import answers, course, nbtools
+from grader.kernels import sandbox
 
 pytestmark = pytest.mark.xdist_group("student-view")
 

@@ -43,7 +43,10 @@ import pytest
 from ch4protocol import VERDICT_MARKER, derive_seed, free_names, split_test_cell
 from helpers import gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict, worker
+from grader import REPO, answers, course, grade, hostile, messages
+from grader.judging import verdict, worker
+from grader.kernels import sandbox
+from grader.pipeline import intake
 
 # The distributed run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):
 # one pytest worker owns them. The local run is another worker's.

@@ -31,10 +31,12 @@ from pathlib import Path
 import jinja2
 import nbformat
 
-from grader import course, messages, report, verdict
+from grader import course, messages
+from grader.judging import verdict
+from grader.output import report
 
 FOLDER = "report"  # OUT/report/
-TEMPLATES = Path(__file__).parent / "templates" / "class_report"
+TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
 # A verdict's message with its numbers (tolerances, sizes, values a student's inputs gave) blanked:
 # the same failure of two students is one group.
 NUMBER = re.compile(r"[-+]?\d[\d.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.IGNORECASE)
