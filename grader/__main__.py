@@ -1,4 +1,6 @@
-"""Command line: python -m grader {run,tidy,release,edition,try,grade,report,certs,scheduler,worker,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,grade,report,certs,scheduler,worker} ...
+
+The demo class and the quick scoring of catalogued answers are the proof's: python -m proof {demo,try}."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+# Light: paths and settings, no nbformat, no JAX, no Dask.
 from grader import course
-from grader.cluster import certs  # light: paths and settings, no nbformat, no JAX, no Dask
+from grader.cluster import certs
 
 
 def cmd_run(args) -> int:
@@ -50,21 +53,6 @@ def cmd_edition(args) -> int:
     archive = edition.build(Path(args.out))
     print(f"Student edition written to {args.out}/ and {archive}: chapter notebooks, released exercises,")
     print("the kit and the environment files; no solutions, hidden tests or grader. Hand out either one.")
-    return 0
-
-
-def cmd_try(args) -> int:
-    """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
-    from grader import answers
-
-    candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
-    picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
-    candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
-    for name, answer in candidates:
-        got = answers.quick_score(args.assignment, answer)
-        print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
-        for line in got.notes + got.failed:
-            print(f"    - {line}")
     return 0
 
 
@@ -139,32 +127,6 @@ def cmd_worker(args) -> int:
     os.execv(sys.executable, argv)
 
 
-def cmd_demo(args) -> int:
-    """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
-    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering),
-    grace (correct answers in everyday style: type hints, dataclasses, prints, %time)."""
-    import shutil
-
-    from grader import grade, sample_classes
-
-    out = Path(args.out)
-    submitted = out.parent / f"{out.name}-class"  # beside OUT_DIR: the grader never writes into it
-    shutil.rmtree(submitted, ignore_errors=True)
-    sample_classes.demo_class(submitted)
-    print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
-    print("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,")
-    print("grace: correct answers in everyday style)")
-    args.submitted = str(submitted)
-    status = grade.main(args)
-    page = out / "feedback" / "carol" / course.ASSIGNMENTS[0] / f"{course.ASSIGNMENTS[0]}.html"
-    print("\nNext:")
-    print(f"  open {out / 'report' / 'index.html'}   the class: pass rates, common mistakes, who needs a person")
-    print(f"  open {page}   what a student reads")
-    print(f"  make formgrader GRADES={out}   review and adjust the grades in nbgrader's Formgrader")
-    print("  make grade SUBMISSIONS=path/to/submitted OUT=build/grades   grade your own class")
-    return status
-
-
 TLS_HELP = f"the cluster's certificates, made by python -m grader certs (default: {certs.FOLDER})"
 
 
@@ -185,11 +147,6 @@ def main(argv=None) -> int:
     student = sub.add_parser("edition", help="build the student edition (a folder and a .zip, no answers)")
     student.add_argument("--out", default="build/student", help="the folder; the archive is written beside it")
     student.set_defaults(func=cmd_edition)
-
-    trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
-    trial.add_argument("assignment")
-    trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
-    trial.set_defaults(func=cmd_try)
 
     grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
     grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
@@ -225,18 +182,6 @@ def main(argv=None) -> int:
     class_report = sub.add_parser("report", help="write OUT_DIR/report/: the class report of a graded OUT_DIR")
     class_report.add_argument("out_dir", help="the --out folder of a grading run")
     class_report.set_defaults(func=cmd_report)
-
-    demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
-    demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
-    demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(
-        func=cmd_demo,
-        ceiling=course.CEILING_SECONDS,
-        cell_timeout=course.CELL_TIMEOUT,
-        scheduler=None,
-        db=None,
-        tls=None,
-    )
 
     make_certs = sub.add_parser("certs", help="make the CA and the certificates of a grading cluster (mutual TLS)")
     make_certs.add_argument("--out", default=str(certs.FOLDER), help="the folder (default: %(default)s)")

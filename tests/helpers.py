@@ -25,9 +25,10 @@ import psutil
 import pytest
 from jupyter_servers import free_port
 
-from grader import REPO, answers
+from grader import REPO
 from grader.cluster import engine
 from grader.kernels import manager
+from proof import answers
 
 # —— the grading command and what it writes ——
 

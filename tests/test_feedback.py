@@ -22,9 +22,10 @@ from helpers import chromium, only_requests_to
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from grader import answers, course, grade, sample_classes
+from grader import course, grade
 from grader.kernels import manager
 from grader.output import feedback
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
 

@@ -264,8 +264,8 @@ def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatc
     as confined as `python -m ch4judge` in the sandbox, hold nothing the server had open or set,
     and give the same verdicts."""
     require_fork()
-    from grader import answers
     from grader.judging import verdict
+    from proof import answers
 
     started, start = [], forkserver.start_judge
     monkeypatch.setattr(forkserver, "start_judge", lambda *a: started.append(a) or start(*a))

@@ -10,8 +10,9 @@ import nbformat
 import pytest
 from helpers import HONEST_UNUSUAL
 
-from grader import answers, course, messages, sample_classes
+from grader import course, messages
 from grader.pipeline import intake
+from proof import answers, sample_classes
 
 ASSIGNMENT = "residuals"
 RELEASE = answers.release_notebook(ASSIGNMENT)

@@ -24,8 +24,10 @@ import psutil
 import pytest
 from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, course, grade, sample_classes
+from grader import REPO, course
 from grader.cluster import certs
+from grader.pipeline import store
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster")  # the worker that owns the shared servers runs these
 KILL_AFTER = 3  # results stored before the grading command is killed
@@ -34,7 +36,7 @@ CLASS = ("residuals", "stop_gradient", "clip_global_norm")  # a quarter of the s
 
 def journaled(out) -> set:
     """The submissions OUT_DIR's journal holds a whole line for (a line cut by a kill is none)."""
-    path, keys = out / "course" / grade.JOURNAL, set()
+    path, keys = out / "course" / store.JOURNAL, set()
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:
             entry = json.loads(line)

@@ -99,7 +99,7 @@ def write(out: Path) -> Path:
 
 def recorded_submissions(out: Path) -> list[Submission]:
     """The submissions of OUT/grades.csv (the last run), as the run's journal recorded them."""
-    from grader.grade import JOURNAL  # grade.py's record of every outcome, notes and all
+    from grader.pipeline.store import JOURNAL  # the record of every outcome, notes and all
 
     with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
         rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}
