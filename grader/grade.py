@@ -155,7 +155,7 @@ def grade(
         count = [0]
         points = {a: store.test_points(a) for a in {t.assignment for t in tasks}}
 
-        def store(task: worker.Task, graded: worker.Graded) -> None:
+        def keep(task: worker.Task, graded: worker.Graded) -> None:
             outcome = outcomes[task.key]
             reason = store.refusal(graded, task.assignment, points[task.assignment])
             if reason is not None:
@@ -173,7 +173,7 @@ def grade(
         ungraded = {}
         if tasks:
             client = client or engine.connect(None, jobs)  # a local cluster only when there is work
-            ungraded = engine.run(client, tasks, store)
+            ungraded = engine.run(client, tasks, keep)
     finally:
         if client is not None:
             engine.close(client)

@@ -27,7 +27,7 @@ from helpers import chromium, grade_cli, gradebook_rows, only_requests_to, read_
 
 from grader import REPO, course
 from grader.output import classreport
-from proof import answers, hostile, sample_classes
+from proof import answers, demo, hostile, sample_classes
 
 pytestmark = pytest.mark.xdist_group("class_report")  # the class below is graded once, by one worker
 
@@ -69,7 +69,7 @@ def disguised(answer: str, assignment: str) -> str:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("demo-class"), tmp_path_factory.mktemp("graded")
-    sample_classes.demo_class(submitted)
+    demo.demo_class(submitted)
     copy = disguised(answers.reference_answer(COPIED_IN), COPIED_IN)
     sample_classes.write(submitted, COPYCAT, COPIED_IN, sample_classes.answered(COPIED_IN, copy))
     forger = next(a for a in hostile.attacks() if a.slug == "programs_outside_tests")  # flagged: tampering
