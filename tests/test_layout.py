@@ -131,3 +131,15 @@ def test_no_module_is_much_over_400_lines():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
     }
     assert not long, long
+
+
+def test_every_module_has_its_row_in_the_architecture_page():
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        f"{root}/{rel}"
+        for root in ("grader", "proof")
+        for p in sorted((REPO / root).rglob("*.py"))
+        if p.name != "__init__.py" and not ({"catalogue", "attacks", "__pycache__"} & set(p.parts))
+        if f"`{(rel := p.relative_to(REPO / root).as_posix())}`" not in page
+    ]
+    assert not missing, f"add a row to docs/architecture.md for: {missing}"
