@@ -364,7 +364,7 @@ def test_a_malformed_result_is_refused_with_one_line(graded):
 
 
 def test_oversized_results_are_refused(monkeypatch):
-    monkeypatch.setattr(grade, "MAX_RESULT_BYTES", 1000)
+    monkeypatch.setattr(store, "MAX_RESULT_BYTES", 1000)
     assert store.refusal(forged(autograded=b"x" * 1001), "hw", POINTS)
     assert store.refusal(forged(feedback={"hw.html": b"x" * 999}), "hw", POINTS)
 

@@ -25,8 +25,6 @@ from jupyter_client.provisioning import LocalProvisioner
 from nbgrader.preprocessors import Execute
 
 from grader.kernels import forkserver, sandbox
-from grader.kernels.forkserver import ENV_FILE, ForkedKernel, ForkServer, _end, _placeholder, _request
-from grader.kernels.sandbox import NOBODY, Box, _as_root, limits
 from grader.output import feedback
 
 
@@ -35,17 +33,17 @@ class ForkProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd: list[str], **kwargs):
         box, argv = self.parent.box, cmd[cmd.index("ipykernel_launcher") + 1 :]
-        env_file = box.folder / ENV_FILE
+        env_file = box.folder / forkserver.ENV_FILE
         env_file.write_text(json.dumps(sandbox.kernel_env(kwargs.get("env") or dict(os.environ))))
         env_file.chmod(0o600)  # root's: the kernel reads it before it becomes nobody
-        placeholder = _placeholder(box)
+        placeholder = forkserver._placeholder(box)
         try:
-            request = await asyncio.to_thread(_request, box, placeholder)
-            pidfd = await asyncio.to_thread(ForkServer.fork, {**request, "argv": argv})
+            request = await asyncio.to_thread(forkserver._request, box, placeholder)
+            pidfd = await asyncio.to_thread(forkserver.ForkServer.fork, {**request, "argv": argv})
         except BaseException:
-            _end(placeholder)
+            forkserver._end(placeholder)
             raise
-        self.process = ForkedKernel(pidfd, placeholder)
+        self.process = forkserver.ForkedKernel(pidfd, placeholder)
         self.pid, self.pgid = self.process.pid, None
         await self._sockets_bound()
         return self.connection_info
@@ -124,7 +122,7 @@ class SandboxKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.client_factory = PromptClient
-        self.box = Box(require=limits())
+        self.box = sandbox.Box(require=sandbox.limits())
         self.sandbox_folder = self.box.folder
         self.transport = "ipc"
         self.ip = str(self.sandbox_folder / "zmq")
@@ -141,8 +139,8 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def write_connection_file(self, **kwargs):
         super().write_connection_file(**kwargs)
-        if _as_root():
-            os.chown(self.connection_file, NOBODY, NOBODY)
+        if sandbox._as_root():
+            os.chown(self.connection_file, sandbox.NOBODY, sandbox.NOBODY)
 
     async def _async_pre_start_kernel(self, **kw):
         if self.provisioner is None and forkserver.available():
