@@ -37,7 +37,7 @@ import pytest
 from helpers import grade_cli, grade_command, gradebook_rows, read_csv, score_table_line
 from jupyter_servers import free_port
 
-from grader import REPO, course, grade, messages
+from grader import REPO, course, messages
 from grader.cluster import certs, engine
 from grader.judging import worker
 from grader.pipeline import store
