@@ -54,7 +54,7 @@ grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
 demo: ready  ## grade the built-in demo class (exercises/ as committed), print the score table
-	$(PY) -m grader demo --out build/demo --jobs $(JOBS)
+	$(PY) -m proof demo --out build/demo --jobs $(JOBS)
 
 # Formgrader opens the course's files through the server, which serves this folder only.
 formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/demo]

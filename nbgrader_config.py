@@ -3,7 +3,7 @@
 nbgrader reads this file from the folder it starts in: run `nbgrader ...` and Jupyter from the
 repository root (`make formgrader`). Grading is `python -m grader grade`, which builds its own
 configuration (grader/course.py) and does not read this file; the nbgrader steps that would go
-around it (autograde, generate_feedback, generate_assignment) refuse (grader/nbgrader_guard.py).
+around it (autograde, generate_feedback, generate_assignment) refuse (grader/instructor/nbgrader_guard.py).
 
 Environment (a relative path is relative to the repository, not to the current folder):
   CH4_GRADES     the --out folder of a `python -m grader grade` run, shown in Formgrader
@@ -17,7 +17,8 @@ Environment (a relative path is relative to the repository, not to the current f
 import os
 from pathlib import Path
 
-from grader import course, nbgrader_guard
+from grader import course
+from grader.instructor import nbgrader_guard
 
 c = get_config()  # noqa: F821 - traitlets provides get_config to config files
 REPO = Path(__file__).resolve().parent
@@ -49,7 +50,8 @@ if not exchange.is_dir():
 c.Exchange.root = str(exchange)
 c.Exchange.assignment_dir = "."
 c.Exchange.path_includes_course = True
-c.ExchangeFactory.collect = "grader.nbgrader_guard.CollectForGrading"  # by name: Formgrader shows the config as JSON
+# By name: Formgrader shows the config as JSON.
+c.ExchangeFactory.collect = "grader.instructor.nbgrader_guard.CollectForGrading"
 c.CollectForGrading.destination = str(folder("CH4_COLLECTED", "build/collected"))
 
 # Formgrader renders a submission with nbconvert's MathJax from a CDN; offline its math stayed raw

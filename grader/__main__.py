@@ -1,4 +1,6 @@
-"""Command line: python -m grader {run,tidy,release,edition,try,grade,report,certs,scheduler,worker,demo} ..."""
+"""Command line: python -m grader {run,tidy,release,edition,grade,report,certs,scheduler,worker} ...
+
+The demo class and the quick scoring of catalogued answers are the proof's: python -m proof {demo,try}."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from grader import certs, course  # light: paths and settings, no nbformat, no JAX, no Dask
+# Light: paths and settings, no nbformat, no JAX, no Dask.
+from grader import course
+from grader.cluster import certs
 
 
 def cmd_run(args) -> int:
@@ -36,7 +40,7 @@ def cmd_tidy(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from grader import release
+    from grader.pipeline import release
 
     release.generate_release()
     print("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it.")
@@ -44,26 +48,11 @@ def cmd_release(args) -> int:
 
 
 def cmd_edition(args) -> int:
-    from grader import edition
+    from grader.instructor import edition
 
     archive = edition.build(Path(args.out))
     print(f"Student edition written to {args.out}/ and {archive}: chapter notebooks, released exercises,")
     print("the kit and the environment files; no solutions, hidden tests or grader. Hand out either one.")
-    return 0
-
-
-def cmd_try(args) -> int:
-    """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
-    from grader import answers
-
-    candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
-    picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
-    candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
-    for name, answer in candidates:
-        got = answers.quick_score(args.assignment, answer)
-        print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
-        for line in got.notes + got.failed:
-            print(f"    - {line}")
     return 0
 
 
@@ -75,7 +64,7 @@ def cmd_grade(args) -> int:
 
 def cmd_report(args) -> int:
     """The class report of a graded OUT_DIR again (grade writes it too), e.g. after Formgrader changes."""
-    from grader import classreport
+    from grader.output import classreport
 
     out = Path(args.out_dir)
     if not (out / "grades.csv").is_file():
@@ -86,7 +75,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_certs(args) -> int:
-    """A new CA and a certificate per role for a real cluster (grader/certs.py)."""
+    """A new CA and a certificate per role for a real cluster (grader/cluster/certs.py)."""
     try:
         certs.make(Path(args.out), args.hosts)
     except FileExistsError as err:
@@ -100,7 +89,7 @@ def cmd_certs(args) -> int:
 def cmd_scheduler(args) -> int:
     """A thin wrapper over `dask scheduler`: mutual TLS with the course's certificates, bound to
     the interface given, no HTTP server."""
-    from grader import engine
+    from grader.cluster import engine
 
     try:
         ca, cert, key = engine.tls_files(args.tls, "scheduler")
@@ -110,7 +99,7 @@ def cmd_scheduler(args) -> int:
     print(f"grader scheduler: tls://{args.host}:{args.port}", flush=True)
     argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", args.host, "--port", str(args.port)]
     argv += ["--protocol", "tls", "--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
-    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.cluster.no_http"]
     os.execv(sys.executable, argv)
 
 
@@ -118,7 +107,9 @@ def cmd_worker(args) -> int:
     """A thin wrapper over `dask worker`: one submission per process, no memory restarts (each
     kernel has its own cgroup), the course's headless settings, mutual TLS with the course's
     certificates, no HTTP server; says how it sandboxes first."""
-    from grader import engine, sandbox, worker
+    from grader.cluster import engine
+    from grader.judging import worker
+    from grader.kernels import sandbox
 
     try:
         engine.check_address(args.scheduler)
@@ -131,35 +122,9 @@ def cmd_worker(args) -> int:
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
     argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0"]
     argv += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
-    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.no_http"]
+    argv += ["--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--preload", "grader.cluster.no_http"]
     argv += ["--host", args.host] if args.host else []
     os.execv(sys.executable, argv)
-
-
-def cmd_demo(args) -> int:
-    """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
-    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering),
-    grace (correct answers in everyday style: type hints, dataclasses, prints, %time)."""
-    import shutil
-
-    from grader import grade, sample_classes
-
-    out = Path(args.out)
-    submitted = out.parent / f"{out.name}-class"  # beside OUT_DIR: the grader never writes into it
-    shutil.rmtree(submitted, ignore_errors=True)
-    sample_classes.demo_class(submitted)
-    print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
-    print("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,")
-    print("grace: correct answers in everyday style)")
-    args.submitted = str(submitted)
-    status = grade.main(args)
-    page = out / "feedback" / "carol" / course.ASSIGNMENTS[0] / f"{course.ASSIGNMENTS[0]}.html"
-    print("\nNext:")
-    print(f"  open {out / 'report' / 'index.html'}   the class: pass rates, common mistakes, who needs a person")
-    print(f"  open {page}   what a student reads")
-    print(f"  make formgrader GRADES={out}   review and adjust the grades in nbgrader's Formgrader")
-    print("  make grade SUBMISSIONS=path/to/submitted OUT=build/grades   grade your own class")
-    return status
 
 
 TLS_HELP = f"the cluster's certificates, made by python -m grader certs (default: {certs.FOLDER})"
@@ -182,11 +147,6 @@ def main(argv=None) -> int:
     student = sub.add_parser("edition", help="build the student edition (a folder and a .zip, no answers)")
     student.add_argument("--out", default="build/student", help="the folder; the archive is written beside it")
     student.set_defaults(func=cmd_edition)
-
-    trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
-    trial.add_argument("assignment")
-    trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
-    trial.set_defaults(func=cmd_try)
 
     grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
     grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
@@ -222,18 +182,6 @@ def main(argv=None) -> int:
     class_report = sub.add_parser("report", help="write OUT_DIR/report/: the class report of a graded OUT_DIR")
     class_report.add_argument("out_dir", help="the --out folder of a grading run")
     class_report.set_defaults(func=cmd_report)
-
-    demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
-    demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
-    demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(
-        func=cmd_demo,
-        ceiling=course.CEILING_SECONDS,
-        cell_timeout=course.CELL_TIMEOUT,
-        scheduler=None,
-        db=None,
-        tls=None,
-    )
 
     make_certs = sub.add_parser("certs", help="make the CA and the certificates of a grading cluster (mutual TLS)")
     make_certs.add_argument("--out", default=str(certs.FOLDER), help="the folder (default: %(default)s)")

@@ -10,7 +10,7 @@ from grader import REPO
 
 SOLUTIONS = REPO / "solutions"  # nbgrader source: statement, solution, visible + hidden tests
 EXERCISES = REPO / "exercises"  # nbgrader release: generated, committed, never edited by hand
-CATALOGUE = REPO / "grader" / "catalogue"  # known wrong and alternative answers, one file each
+CATALOGUE = REPO / "proof" / "catalogue"  # known wrong and alternative answers, one file each (the proof's data)
 
 # Every folder solutions/<a>/ that holds <a>.ipynb is an assignment: release, grading and the
 # self-proof pick a new exercise up with no list to edit (CONTRIBUTING.md, "Adding an exercise").

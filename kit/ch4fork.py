@@ -4,7 +4,7 @@ A cold kernel spends about a second of CPU starting Python and importing ipykern
 every notebook. `python -m ch4validate` starts one fork server instead, which imports them once
 and forks a child per kernel; the child then runs ipykernel exactly as `python -m
 ipykernel_launcher` would. There is nothing to protect here (these kernels run the student's own
-code for the student), so unlike the grader's fork server (grader/forkserver.py) there is no
+code for the student), so unlike the grader's fork server (grader/kernels/forkserver.py) there is no
 sandbox: only the start-up is shared, and a forked kernel computes what a cold one computes.
 
 Linux only (pidfd); elsewhere ch4validate starts kernels the usual way.
@@ -39,7 +39,7 @@ def serve() -> None:
 
 
 def serve_forks(start_child, preload=PRELOAD, receive=None) -> None:
-    """The fork server's loop (also grader/forkserver.py's): import `preload` once, then for each
+    """The fork server's loop (also grader/kernels/forkserver.py's): import `preload` once, then for each
     request line fork a child that runs `start_child(request)` and reply with its pid.
     `receive(request)`, when given, adds what else arrives with a request (file descriptors in
     request["fds"], which the server closes once the child has them)."""

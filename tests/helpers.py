@@ -25,7 +25,10 @@ import psutil
 import pytest
 from jupyter_servers import free_port
 
-from grader import REPO, answers, engine, sandbox
+from grader import REPO
+from grader.cluster import engine
+from grader.kernels import manager
+from proof import answers
 
 # —— the grading command and what it writes ——
 
@@ -143,7 +146,7 @@ def postgres():
 @contextlib.contextmanager
 def dask_cluster(folder: Path, workers: int = 2):
     """`python -m grader scheduler` and `python -m grader worker` with `workers` processes, over
-    mutual TLS with certificates of their own in `folder/tls` (grader/engine.py starts them as an
+    mutual TLS with certificates of their own in `folder/tls` (grader/cluster/engine.py starts them as an
     instructor would); yields an `engine.Cluster`: (address, tls, worker), where `tls` is what
     a client passes as `grade.grade(..., tls=)` or `--tls`."""
     try:
@@ -183,7 +186,7 @@ def settle(cluster: engine.Cluster, workers: int = 2, timeout: float = 180) -> N
 class Session:
     stdout: str  # what the code printed
     errors: str  # the traceback, if it raised
-    km: sandbox.SandboxKernelManager
+    km: manager.SandboxKernelManager
     alive: bool  # whether the kernel was alive once the code finished (or died)
 
 
@@ -193,7 +196,7 @@ def kernel_session(code: str, timeout: float = 120) -> Session:
 
 
 async def _session(code: str, timeout: float) -> Session:
-    km = sandbox.SandboxKernelManager(kernel_name="python3")
+    km = manager.SandboxKernelManager(kernel_name="python3")
     await km.start_kernel()
     kc = km.client()
     kc.start_channels()

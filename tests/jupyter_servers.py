@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import engine
+from grader.cluster import engine
 
 
 def free_port() -> int:

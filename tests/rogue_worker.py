@@ -1,7 +1,7 @@
 """A rogue grading worker for tests/test_cluster_security.py (not a test module).
 
 Loaded into a `dask worker` that holds a course certificate (`--preload tests/rogue_worker.py`):
-a grading machine taken over. Dask calls `grader.worker.grade_task` by name, so replacing it
+a grading machine taken over. Dask calls `grader.judging.worker.grade_task` by name, so replacing it
 here makes this worker return a forged result for the student `mallory` (700 points on every
 test) while it grades everyone else honestly.
 
@@ -13,7 +13,8 @@ starts a new one and the scheduler tries the task again until it gives up.
 import os
 import signal
 
-from grader import grade, worker
+from grader.judging import worker
+from grader.pipeline import store
 
 FORGED_FOR = "mallory"
 FORGED_SCORE = 700.0
@@ -26,7 +27,7 @@ def forged(task: worker.Task) -> worker.Graded:
         os.kill(os.getpid(), signal.SIGKILL)
     if task.student != FORGED_FOR:
         return honest(task)
-    scores = dict.fromkeys(grade.test_points(task.assignment), FORGED_SCORE)
+    scores = dict.fromkeys(store.test_points(task.assignment), FORGED_SCORE)
     return worker.Graded(worker.Result(True), scores, b"{}", {})
 
 

@@ -21,7 +21,9 @@ from helpers import chromium, only_requests_to
 
 import book
 from book import links
-from grader import REPO, answers, course, edition, nbtools
+from grader import REPO, course, nbtools
+from grader.instructor import edition
+from proof import answers
 
 pytestmark = pytest.mark.xdist_group("book")  # one worker builds the site once
 FAST = "safe_norm"

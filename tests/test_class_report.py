@@ -25,7 +25,9 @@ import nbformat
 import pytest
 from helpers import chromium, grade_cli, gradebook_rows, only_requests_to, read_csv
 
-from grader import REPO, answers, classreport, course, hostile, sample_classes
+from grader import REPO, course
+from grader.output import classreport
+from proof import answers, demo, hostile, sample_classes
 
 pytestmark = pytest.mark.xdist_group("class_report")  # the class below is graded once, by one worker
 
@@ -50,7 +52,7 @@ def disguised(answer: str, assignment: str) -> str:
             defined.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             defined.add(node.id)
-    renamed = defined - set(hostile.interface(assignment))
+    renamed = defined - set(answers.interface(assignment))
     tokens, previous = [], None
     for token in tokenize.generate_tokens(io.StringIO(answer).readline):
         if token.type == tokenize.NAME and token.string in renamed and getattr(previous, "string", "") != ".":
@@ -67,7 +69,7 @@ def disguised(answer: str, assignment: str) -> str:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     submitted, out = tmp_path_factory.mktemp("demo-class"), tmp_path_factory.mktemp("graded")
-    sample_classes.demo_class(submitted)
+    demo.demo_class(submitted)
     copy = disguised(answers.reference_answer(COPIED_IN), COPIED_IN)
     sample_classes.write(submitted, COPYCAT, COPIED_IN, sample_classes.answered(COPIED_IN, copy))
     forger = next(a for a in hostile.attacks() if a.slug == "programs_outside_tests")  # flagged: tampering

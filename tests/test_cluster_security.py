@@ -9,7 +9,7 @@ others honestly). Around them:
 * `grade --scheduler tcp://...`, and `grader worker` and `grader scheduler` without
   certificates, stop with one line (exit 2);
 * the forged result scores 0 with "result refused" while alice, graded by the same worker, keeps
-  full marks; `grade.refusal` turns down every malformed result a worker could return;
+  full marks; `store.refusal` turns down every malformed result a worker could return;
 * zed's task kills the worker that runs it, every time, also when tried again on its own: it scores
   0 with the reason;
 * a grading command whose course differs from the worker's gets its task refused: the
@@ -37,7 +37,11 @@ import pytest
 from helpers import grade_cli, grade_command, gradebook_rows, read_csv, score_table_line
 from jupyter_servers import free_port
 
-from grader import REPO, answers, certs, course, engine, grade, messages, sample_classes, worker
+from grader import REPO, course, messages
+from grader.cluster import certs, engine
+from grader.judging import worker
+from grader.pipeline import store
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster_security")  # one worker owns the scheduler
 ROGUE = Path(__file__).with_name("rogue_worker.py")
@@ -218,7 +222,7 @@ def forged_run(cluster, tmp_path_factory):
     died = grade_cli(alone, alone_out, *on_cluster, jobs=1, timeout=900)
     wait_for_one_worker(cluster["address"], cluster["tls"])  # its nanny restarts it after zed
     journal = [
-        json.loads(line) for o in (out, alone_out) for line in (o / "course" / grade.JOURNAL).read_text().splitlines()
+        json.loads(line) for o in (out, alone_out) for line in (o / "course" / store.JOURNAL).read_text().splitlines()
     ]
     return {
         "done": done,
@@ -300,10 +304,10 @@ def test_a_worker_of_another_course_version_refuses_and_the_submission_is_left_u
     assert "another version of the course or the grader" in done.stdout
     assert read_csv(out) == {}, "an ungraded submission got a row in grades.csv"
     assert gradebook_rows(course.sqlite_url(out / "course")) == {}
-    assert "carol" not in (out / "course" / grade.JOURNAL).read_text(), "journaled as done: a re-run would skip it"
+    assert "carol" not in (out / "course" / store.JOURNAL).read_text(), "journaled as done: a re-run would skip it"
 
 
-# —— grade.refusal, on forged results: fast, no cluster ——
+# —— store.refusal, on forged results: fast, no cluster ——
 POINTS = {"test_a": 2.0, "test_b": 3.0}
 GOOD = worker.Graded(worker.Result(True, ["一条说明"], ["unsandboxed"]), dict(POINTS), b"{}", {"hw.html": b"<p>"})
 
@@ -335,8 +339,8 @@ FORGERIES = {
     "non-string test id": forged(scores={"test_a": 2.0, "test_b": 3.0, 1: 0.0}),
     "unknown flag": forged(result=result(flags=["admin"])),
     "flags not a list": forged(result=result(flags=("rules",))),
-    "note too long": forged(result=result(notes=["x" * (grade.MAX_NOTE_CHARS + 1)])),
-    "too many notes": forged(result=result(notes=["x"] * (grade.MAX_NOTES + 1))),
+    "note too long": forged(result=result(notes=["x" * (store.MAX_NOTE_CHARS + 1)])),
+    "too many notes": forged(result=result(notes=["x"] * (store.MAX_NOTES + 1))),
     "note not text": forged(result=result(notes=[b"bytes"])),
     "succeeded not a bool": forged(result=result(succeeded=1)),
     "sandboxed not a bool": forged(sandboxed="yes"),
@@ -355,25 +359,25 @@ FORGERIES = {
 
 @pytest.mark.parametrize("graded", FORGERIES.values(), ids=FORGERIES.keys())
 def test_a_malformed_result_is_refused_with_one_line(graded):
-    reason = grade.refusal(graded, "hw", POINTS)
+    reason = store.refusal(graded, "hw", POINTS)
     assert reason and "\n" not in reason and len(reason) < 400, reason
 
 
 def test_oversized_results_are_refused(monkeypatch):
-    monkeypatch.setattr(grade, "MAX_RESULT_BYTES", 1000)
-    assert grade.refusal(forged(autograded=b"x" * 1001), "hw", POINTS)
-    assert grade.refusal(forged(feedback={"hw.html": b"x" * 999}), "hw", POINTS)
+    monkeypatch.setattr(store, "MAX_RESULT_BYTES", 1000)
+    assert store.refusal(forged(autograded=b"x" * 1001), "hw", POINTS)
+    assert store.refusal(forged(feedback={"hw.html": b"x" * 999}), "hw", POINTS)
 
 
 def test_well_formed_results_are_accepted():
-    assert grade.refusal(GOOD, "hw", POINTS) is None
-    assert grade.refusal(forged(scores={"test_a": 0.0, "test_b": 3}, feedback={}), "hw", POINTS) is None
-    assert grade.refusal(worker.Graded(worker.Result(False, ["内核在运行中崩溃"])), "hw", POINTS) is None
+    assert store.refusal(GOOD, "hw", POINTS) is None
+    assert store.refusal(forged(scores={"test_a": 0.0, "test_b": 3}, feedback={}), "hw", POINTS) is None
+    assert store.refusal(worker.Graded(worker.Result(False, ["内核在运行中崩溃"])), "hw", POINTS) is None
 
 
 def test_test_points_are_the_source_notebooks_graded_cells():
     for assignment in course.ASSIGNMENTS:
-        points = grade.test_points(assignment)
+        points = store.test_points(assignment)
         assert points and all(name.startswith("test_") and value > 0 for name, value in points.items()), points
 
 

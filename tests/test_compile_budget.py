@@ -4,18 +4,20 @@ Test cells only export the student's functions (`jax.export` traces and lowers; 
 nothing), so the student's kernel pays no compilation for a test, and neither does a graded
 kernel. The judge compiles each program it runs once per shape; the budget of each verdict sits
 beside the cell's points in its metadata: `{"ch4": {"compile_budget": N}}`
-(`grader.compiles.BUDGET_KEY`), so a later test cannot quietly add a hundred compilations to
-every submission's grading. The reference runs with a recorder in its kernel (`grader.compiles.
+(`proof.compiles.BUDGET_KEY`), so a later test cannot quietly add a hundred compilations to
+every submission's grading. The reference runs with a recorder in its kernel (`proof.compiles.
 measure`: JAX's monitoring events, one per backend compilation) and its programs go through a
 judge in this process with JAX's caches cleared, with a fresh secret, so the hidden tests draw new
-inputs each run and a budget holds for every draw. `python -m grader.benchmark --compiles`
+inputs each run and a budget holds for every draw. `python -m proof.benchmark --compiles`
 prints the counts per cell.
 """
 
 import nbformat
 import pytest
 
-from grader import compiles, course, verdict
+from grader import course
+from grader.judging import verdict
+from proof import compiles
 
 
 def graded_cells(assignment):

@@ -24,7 +24,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import REPO, answers, course, hostile
+from grader import REPO, course
+from proof import answers
 
 NOTEBOOKS = REPO / "notebooks"
 RULE_PARTS = re.compile(r"_(fwd|bwd|jvp|vjp)$")
@@ -85,7 +86,7 @@ class Case:
         return f"{answers.reference_answer(self.assignment)}\n\n{unbind}\n{self.source}\n\n{bind}"
 
 
-interface = functools.cache(hostile.interface)
+interface = functools.cache(answers.interface)
 
 
 def bindings(assignment: str, source: str) -> list[dict[str, str]]:

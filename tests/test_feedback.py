@@ -1,4 +1,4 @@
-"""The feedback pages (grader/feedback.py): outputs capped while the kernel runs, nothing the
+"""The feedback pages (grader/output/feedback.py): outputs capped while the kernel runs, nothing the
 student wrote live in the page, math rendered offline.
 
 Unit tests first; then one real grading run (module fixture) of a reference answer and a hostile
@@ -22,7 +22,10 @@ from helpers import chromium, only_requests_to
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from grader import answers, course, feedback, grade, sample_classes, sandbox
+from grader import course, grade
+from grader.kernels import manager
+from grader.output import feedback
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
 
@@ -138,7 +141,7 @@ def test_the_number_of_outputs_per_cell_is_capped_but_exported_programs_still_ar
 
 
 def test_a_flood_of_exported_programs_stops_at_the_cells_caps():
-    from grader import verdict
+    from grader.judging import verdict
 
     client, cell = _client()
     payload = {"test": "test_x", "programs": {"f": {"program": "v" * 100_000}}}
@@ -159,7 +162,7 @@ def test_the_volume_of_outputs_per_cell_is_capped():
 
 def test_both_execute_steps_cap():
     assert feedback.CappedExecute in feedback.autograde_preprocessors()  # unsandboxed
-    assert issubclass(sandbox.SandboxExecute, feedback.OutputCap)
+    assert issubclass(manager.SandboxExecute, feedback.OutputCap)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Kernels forked from the pre-imported server (grader/forkserver.py) against cold ones.
+"""Kernels forked from the pre-imported server (grader/kernels/forkserver.py) against cold ones.
 
 A student's code must not be able to tell them apart (same user, capabilities, limits, files,
 network, environment, Python state), and a forked kernel must carry nothing of any other
@@ -15,7 +15,8 @@ import pytest
 from ch4protocol import GRADING_ENV
 from helpers import kernel_session
 
-from grader import REPO, forkserver, sandbox
+from grader import REPO
+from grader.kernels import forkserver, manager, sandbox
 
 pytestmark = pytest.mark.xdist_group("sandbox-limits")
 
@@ -75,7 +76,7 @@ def require_fork() -> None:
     assert forkserver.available(), f"as root with the full sandbox the fork server must be used: {sandbox.describe()}"
 
 
-def run(code: str, key: str, monkeypatch) -> tuple[dict | list, sandbox.SandboxKernelManager]:
+def run(code: str, key: str, monkeypatch) -> tuple[dict | list, manager.SandboxKernelManager]:
     """`code` in a sandboxed kernel started as a worker starts one (CH4_GRADING=1), with `key` in
     the grader's own environment."""
     monkeypatch.setenv(GRADING_ENV, "1")
@@ -101,11 +102,11 @@ def test_a_forked_kernel_looks_exactly_like_a_cold_one(monkeypatch):
     require_fork()
     key = os.urandom(32).hex()
     forked, km = run(PROBE, key, monkeypatch)
-    assert isinstance(km.provisioner, forkserver.ForkProvisioner)
+    assert isinstance(km.provisioner, manager.ForkProvisioner)
     with monkeypatch.context() as cold_only:
         cold_only.setattr(forkserver, "available", lambda: False)
         cold, km = run(PROBE, key, monkeypatch)
-    assert not isinstance(km.provisioner, forkserver.ForkProvisioner)
+    assert not isinstance(km.provisioner, manager.ForkProvisioner)
     differ = {key: (cold[key], forked.get(key)) for key in cold if cold[key] != forked.get(key)}
     assert not differ, f"a student could tell a forked kernel from a cold one by: {differ}"
     # and what both must be, in case both went wrong the same way
@@ -217,7 +218,7 @@ def test_a_kernel_slow_to_end_after_its_notebook_does_not_fail_the_notebook():
         def kill(self):
             timer.start()
 
-    provisioner = forkserver.ForkProvisioner(kernel_id="slow", kernel_spec=None)
+    provisioner = manager.ForkProvisioner(kernel_id="slow", kernel_spec=None)
     provisioner.process = SlowToEnd()
     try:
         asyncio.run(provisioner.kill())
@@ -232,7 +233,7 @@ def test_a_kernel_slow_to_end_after_its_notebook_does_not_fail_the_notebook():
     strict=True,
     reason="known: a forked kernel's /proc/self/environ is the fork server's (OPENBLAS_NUM_THREADS=1, no "
     "CH4_GRADING, no PWD); a cold kernel's is its own. Nothing secret either way, but a student can tell "
-    "them apart. grader/forkserver.py would need to start the server with the kernels' environment (or "
+    "them apart. grader/kernels/forkserver.py would need to start the server with the kernels' environment (or "
     "re-exec); remove this mark when it does",
 )
 def test_a_forked_kernels_initial_environment_is_a_cold_ones(monkeypatch):
@@ -247,7 +248,7 @@ def test_a_forked_kernels_initial_environment_is_a_cold_ones(monkeypatch):
 
 def judge_probe() -> dict:
     """PROBE run as a verdict by a judge process (`verdict._run_judge`), its output as the verdict's message."""
-    from grader import verdict
+    from grader.judging import verdict
 
     body = (
         "import contextlib, io\n_out = io.StringIO()\nwith contextlib.redirect_stdout(_out):\n"
@@ -263,7 +264,8 @@ def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatc
     as confined as `python -m ch4judge` in the sandbox, hold nothing the server had open or set,
     and give the same verdicts."""
     require_fork()
-    from grader import answers, verdict
+    from grader.judging import verdict
+    from proof import answers
 
     started, start = [], forkserver.start_judge
     monkeypatch.setattr(forkserver, "start_judge", lambda *a: started.append(a) or start(*a))

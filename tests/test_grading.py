@@ -22,7 +22,9 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.preprocessors import Execute
 
-from grader import REPO, answers, course, messages, sample_classes, verdict
+from grader import REPO, course, messages
+from grader.judging import verdict
+from proof import answers, sample_classes
 
 ASSIGNMENT = "residuals"  # quick to grade; the broken cases do not depend on the assignment
 CELL_TIMEOUT, CEILING = 20, 60  # small limits keep the loop and slow cases short
@@ -177,7 +179,7 @@ def test_the_limits_default_to_60_and_300_seconds(monkeypatch, tmp_path):
 def test_make_demo_ends_with_what_to_do_next_and_no_maintainer_step(monkeypatch, tmp_path, capsys):
     """`make demo` grades the committed exercises/ (no release step and its `git diff` advice), then
     tells the instructor where the class report and a feedback page are, and what to run next."""
-    import grader.__main__ as cli
+    import proof.__main__ as cli
     from grader import grade
 
     monkeypatch.setattr(grade, "main", lambda args: 0)
@@ -189,7 +191,7 @@ def test_make_demo_ends_with_what_to_do_next_and_no_maintainer_step(monkeypatch,
     assert nexts[2].strip().startswith(f"make formgrader GRADES={tmp_path / 'demo'}"), shown
     assert nexts[3].strip().startswith("make grade SUBMISSIONS="), shown
     dry_run = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    assert "grader release" not in dry_run and "grader demo" in dry_run, dry_run
+    assert "grader release" not in dry_run and "proof demo" in dry_run, dry_run
 
 
 def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
@@ -204,7 +206,7 @@ def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
 
 def test_feedback_hides_the_hidden_tests_code_but_shows_their_messages(graded):
     """On the page of a student who fails a hidden test: none of its code, all of its verdict."""
-    from grader.edition import secret_passages
+    from grader.instructor.edition import secret_passages
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, ASSIGNMENT), as_version=4)
     cells = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if verdict.is_test(c)}

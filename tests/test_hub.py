@@ -43,7 +43,9 @@ import pytest
 from helpers import CHROMIUM, only_requests_to, read_csv, saved_answer
 from jupyter_servers import free_port, wait_until_answers
 
-from grader import REPO, answers, course, feedback
+from grader import REPO, course
+from grader.output import feedback
+from proof import answers
 
 pytestmark = pytest.mark.xdist_group("hub")  # one worker owns the users, the hub and the browser
 ASSIGNMENT = "softplus"

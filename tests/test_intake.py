@@ -1,4 +1,4 @@
-"""Intake (grader/intake.py): what happens to a submission before any kernel sees it. Fast: no
+"""Intake (grader/pipeline/intake.py): what happens to a submission before any kernel sees it. Fast: no
 kernels. Whatever a submission holds, intake returns a notebook to grade or a reason, and never
 raises. The student's own code is never scanned, changed or refused (the grade is decided by the
 judge on exported programs); the course's cells are put back as released, in released order."""
@@ -10,7 +10,9 @@ import nbformat
 import pytest
 from helpers import HONEST_UNUSUAL
 
-from grader import answers, course, intake, messages, sample_classes
+from grader import course, messages
+from grader.pipeline import intake
+from proof import answers, sample_classes
 
 ASSIGNMENT = "residuals"
 RELEASE = answers.release_notebook(ASSIGNMENT)

@@ -40,7 +40,9 @@ from ch4judge import (
 from ch4protocol import GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
 
-from grader import course, hostile, verdict
+from grader import course
+from grader.judging import verdict
+from proof import answers
 
 X = np.linspace(-2.0, 2.0, 7).astype(np.float32)
 
@@ -464,7 +466,7 @@ def test_a_body_gets_the_kits_helpers_and_real_builtins():
 def test_no_interface_name_can_shadow_a_kit_name(assignment):
     """The kernel puts the interface into each body's namespace after the kit's names."""
     kit = set(VERDICT_HELPERS) | set(TRUSTED) | set(EXPORT_HELPERS) | {"programs", "seed_for"}
-    assert not kit & set(hostile.interface(assignment))
+    assert not kit & set(answers.interface(assignment))
 
 
 def test_the_grader_judges_with_the_kits_messages():

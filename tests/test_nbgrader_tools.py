@@ -29,7 +29,10 @@ import pytest
 from helpers import checksums, chromium, grade_cli, only_requests_to, scores
 from jupyter_servers import free_port, request, running
 
-from grader import REPO, answers, course, feedback, nbgrader_guard, sample_classes
+from grader import REPO, course
+from grader.instructor import nbgrader_guard
+from grader.output import feedback
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("nbgrader_tools")  # one worker owns the class and the server
 ASSIGNMENT = "safe_norm"  # the quickest to grade

@@ -27,7 +27,7 @@ def copy(tmp_path_factory):
     shutil.copytree(REPO, root, ignore=SKIP)
     (root / "solutions" / NEW).mkdir()
     shutil.copy(REPO / "solutions" / TEMPLATE / f"{TEMPLATE}.ipynb", root / "solutions" / NEW / f"{NEW}.ipynb")
-    shutil.copytree(REPO / "grader" / "catalogue" / TEMPLATE, root / "grader" / "catalogue" / NEW)
+    shutil.copytree(REPO / "proof" / "catalogue" / TEMPLATE, root / "proof" / "catalogue" / NEW)
     return root
 
 
@@ -54,7 +54,7 @@ def test_the_release_includes_it(released):
 def test_the_grading_command_grades_it(released, tmp_path):
     build = f"""
 from pathlib import Path
-from grader import answers, sample_classes
+from proof import answers, sample_classes
 nb = sample_classes.answered("{NEW}", answers.reference_answer("{NEW}"))
 sample_classes.write(Path("{tmp_path / "class"}"), "ada", "{NEW}", nb)
 sample_classes.write(Path("{tmp_path / "class"}"), "bo", "{NEW}", answers.release_notebook("{NEW}"))

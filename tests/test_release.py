@@ -6,8 +6,8 @@ import nbformat
 import pytest
 
 from grader import REPO, course
-from grader.edition import leaks, secret_passages
-from grader.release import generate_release
+from grader.instructor.edition import leaks, secret_passages
+from grader.pipeline.release import generate_release
 
 
 def test_every_folder_in_solutions_is_an_assignment():
@@ -44,7 +44,7 @@ def test_every_assignment_has_the_cells_the_pipeline_needs(assignment):
         assert cell.source.startswith("%%ch4test\n"), f"{assignment}: a test cell must start with %%ch4test"
     hidden = [c for c in cells if "### BEGIN HIDDEN TESTS" in c.source]
     assert all(c in tests for c in hidden), f"{assignment}: hidden tests only inside test cells"
-    assert (course.CATALOGUE / assignment).is_dir(), f"{assignment}: grader/catalogue/{assignment}/ is missing"
+    assert (course.CATALOGUE / assignment).is_dir(), f"{assignment}: proof/catalogue/{assignment}/ is missing"
 
 
 def test_every_assignment_has_a_release():
@@ -74,7 +74,7 @@ def test_no_solution_or_hidden_test_leaks(assignment):
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_leak_check_catches_a_pasted_solution(assignment, tmp_path):
-    from grader import answers
+    from proof import answers
 
     pasted = answers.with_answer(answers.release_notebook(assignment), answers.reference_answer(assignment))
     nbformat.write(pasted, tmp_path / "leaky.ipynb")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import kernel_session
 
-from grader import sandbox
+from grader.kernels import sandbox
 
 pytestmark = pytest.mark.xdist_group("sandbox-limits")
 
@@ -237,7 +237,8 @@ def _judge_cells(*bodies):
 def test_a_verdict_beyond_the_judges_memory_cap_fails_alone_and_leaves_nothing(monkeypatch):
     """A judge that runs out of memory is killed by its own cap; the test it was on fails, a new
     judge takes the rest, and each judge's Box is gone afterwards."""
-    from grader import messages, verdict
+    from grader import messages
+    from grader.judging import verdict
 
     require("memory")
     made = []

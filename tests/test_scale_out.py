@@ -24,7 +24,10 @@ import psutil
 import pytest
 from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, certs, course, grade, sample_classes
+from grader import REPO, course
+from grader.cluster import certs
+from grader.pipeline import store
+from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster")  # the worker that owns the shared servers runs these
 KILL_AFTER = 3  # results stored before the grading command is killed
@@ -33,7 +36,7 @@ CLASS = ("residuals", "stop_gradient", "clip_global_norm")  # a quarter of the s
 
 def journaled(out) -> set:
     """The submissions OUT_DIR's journal holds a whole line for (a line cut by a kill is none)."""
-    path, keys = out / "course" / grade.JOURNAL, set()
+    path, keys = out / "course" / store.JOURNAL, set()
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:
             entry = json.loads(line)
@@ -254,8 +257,8 @@ def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, me
 
 def test_a_worker_refuses_a_task_for_another_course_version():
     """A task whose course digest is not this worker's is refused, never graded (and never
-    zeroed: grader/engine.py leaves it for a re-run)."""
-    from grader import worker
+    zeroed: grader/cluster/engine.py leaves it for a re-run)."""
+    from grader.judging import worker
 
     task = fake_task("s", digest="a digest of some other course")
     with pytest.raises(worker.CourseMismatch, match="another version of the course"):
@@ -267,7 +270,9 @@ def test_a_notebook_nbgrader_cannot_process_is_reported_with_what_was_raised():
     """Past intake, nbgrader may still fail on a notebook (here bytes that are not JSON, handed to
     the worker directly). Its reason is what was raised, not nbgrader's closing line, which says
     only "see the traceback above" (the traceback itself is not kept)."""
-    from grader import messages, staging, worker
+    from grader import messages
+    from grader.judging import worker
+    from grader.pipeline import staging
 
     task = worker.Task("s", "safe_norm", b"{not json", "0" * 64, staging.source_digest("safe_norm"), 60, 300)
     graded = worker.grade_task(task)
@@ -276,7 +281,7 @@ def test_a_notebook_nbgrader_cannot_process_is_reported_with_what_was_raised():
 
 
 def fake_task(student: str, digest: str = "digest"):
-    from grader import worker
+    from grader.judging import worker
 
     return worker.Task(student, "safe_norm", b"{}", "0" * 64, digest, 60, 300)
 
@@ -314,7 +319,7 @@ def test_a_result_cut_off_by_the_lost_scheduler_is_left_for_a_rerun(no_dask):
     with the same reason as the others (the lost-scheduler run above meets it by chance)."""
     from distributed.comm import CommClosedError
 
-    from grader import engine
+    from grader.cluster import engine
 
     def outcome(task):
         raise CommClosedError("in <TLS (closed) ConnectionPool.gather>: Stream is closed")
@@ -332,7 +337,9 @@ def test_a_task_given_up_beside_a_killer_is_tried_again_alone(no_dask):
     meets the killer on a real cluster)."""
     import distributed
 
-    from grader import engine, messages, worker
+    from grader import messages
+    from grader.cluster import engine
+    from grader.judging import worker
 
     def outcome(task):
         if task.student == "killer" or client.events.count(("result", "honest")) == 1:

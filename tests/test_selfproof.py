@@ -1,6 +1,6 @@
 """The graders are proven to tell right from wrong.
 
-* Every catalogue entry (grader/catalogue) is scored the way the grader scores it, one test each,
+* Every catalogue entry (proof/catalogue) is scored the way the grader scores it, one test each,
   spread over the pytest workers: a fresh kernel runs the notebook with that answer and exports
   its functions, and the judge runs the verdicts on the programs (`answers.quick_score`). A
   wrong answer must lose points (the test id names the requirement it violates) and fail at least
@@ -22,7 +22,10 @@ import re
 import pytest
 from helpers import grade_cli
 
-from grader import answers, course, grade, sample_classes, worker
+from grader import course
+from grader.judging import worker
+from grader.pipeline import store
+from proof import answers, sample_classes
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
@@ -41,7 +44,7 @@ def pipeline(tmp_path_factory):
     sample_classes.selfproof_class(submitted, SAMPLE)
     done = grade_cli(submitted, out, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
-    journal = (out / "course" / grade.JOURNAL).read_text(encoding="utf-8").splitlines()
+    journal = (out / "course" / store.JOURNAL).read_text(encoding="utf-8").splitlines()
     notes = {f"{o['student']}/{o['assignment']}": o["notes"] for o in map(json.loads, journal)}
     with open(out / "grades.csv", encoding="utf-8") as handle:
         grades = {  # a failure below quotes the grader's own notes, so it says which test and why

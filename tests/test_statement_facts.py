@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from grader import answers
+from proof import answers
 
 
 def _reference(assignment):

@@ -23,7 +23,9 @@ import pytest
 from helpers import chromium, saved_answer
 from jupyter_servers import free_port, request, running
 
-from grader import REPO, answers, course, edition
+from grader import REPO, course
+from grader.instructor import edition
+from proof import answers
 
 pytestmark = pytest.mark.xdist_group("student_edition")  # one worker owns the lab server below
 FAST = "safe_norm"  # the quickest exercise to run in `make check`

@@ -9,7 +9,9 @@ import csv
 
 import pytest
 
-from grader import grade, report, sample_classes
+from grader import grade
+from grader.output import report
+from proof import sample_classes
 
 pytestmark = pytest.mark.xdist_group("student_ids")
 FORMULAS = ["=1+1", "+1+2", "-2", "@SUM(1+1)", '=HYPERLINK("x","y")']

@@ -16,7 +16,9 @@ import pytest
 from helpers import HONEST_UNUSUAL
 from nbclient import NotebookClient
 
-from grader import answers, course, nbtools, sandbox
+from grader import course, nbtools
+from grader.kernels import sandbox
+from proof import answers
 
 pytestmark = pytest.mark.xdist_group("student-view")
 

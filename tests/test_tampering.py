@@ -10,7 +10,7 @@ Two real grading runs (each grades the class once, in two rounds: the honest stu
 then the attacks into the same folder, so the honest results can be compared before and after):
 
 * the local run (SQLite, local workers): the attacks on the grade itself, one per attack class
-  of issue #31, and grader/attacks has one file each (`# class:`): str-subclass formatting,
+  of issue #31, and proof/attacks has one file each (`# class:`): str-subclass formatting,
   objects carried back by exceptions, closure/globals walks, answer-defined array and buffer
   protocols, the environment, linecache, moved test cells, recorded tracer values, programs
   outside their test cell or repeated in it, an artifact made from a wrong function, artifacts
@@ -43,7 +43,11 @@ import pytest
 from ch4protocol import VERDICT_MARKER, derive_seed, free_names, split_test_cell
 from helpers import gradebook_rows, read_csv, settle
 
-from grader import REPO, answers, course, grade, hostile, intake, messages, sandbox, verdict, worker
+from grader import REPO, course, grade, messages
+from grader.judging import verdict, worker
+from grader.kernels import sandbox
+from grader.pipeline import intake
+from proof import answers, hostile
 
 # The distributed run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):
 # one pytest worker owns them. The local run is another worker's.

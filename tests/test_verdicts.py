@@ -25,8 +25,11 @@ import nbformat
 import pytest
 from ch4protocol import GRADING_ENV, MIME, VERDICT_MARKER, derive_seed, free_names, split_body, split_test_cell
 
-from grader import REPO, answers, course, messages, sandbox, verdict
-from grader.verdict import HIDDEN_BEGIN, HIDDEN_END
+from grader import REPO, course, messages
+from grader.judging import verdict
+from grader.judging.verdict import HIDDEN_BEGIN, HIDDEN_END
+from grader.kernels import sandbox
+from proof import answers
 
 TEST_CELLS = [
     (a, c.metadata["nbgrader"]["grade_id"], c.source)

@@ -1,4 +1,4 @@
-{#- Formgrader's page without the buttons this course replaces (grader/formgrader_pages.py). -#}
+{#- Formgrader's page without the buttons this course replaces (grader/instructor/formgrader_pages.py). -#}
 {%- extends 'nbgrader/manage_submissions.tpl' -%}
 
 {%- block head -%}

@@ -1,6 +1,6 @@
-"""Sample classes of submissions, built from the release and the catalogue: the demo, the
-self-proof, and a class of broken submissions that the grading pipeline must survive (the
-attacks and the classes built from them are in grader/hostile.py).
+"""Sample classes of submissions, built from the release and the catalogue: the self-proof, and a
+class of broken submissions that the grading pipeline must survive (the attacks and the classes
+built from them are in proof/hostile.py, the demo class in proof/demo.py).
 
 Every submission starts from the committed release notebook (what students receive) and
 changes only what a student could change.
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import answers, course
+from grader import course
+from proof import answers
 
 
 @dataclass(frozen=True)
@@ -170,27 +171,3 @@ def broken_cases(assignment: str) -> list[tuple[Expectation, Callable[[Path], No
     why = "the folder is a link to another student's"
     cases.append((Expectation("symlink-folder", assignment, "zero", why, "符号链接"), link_folder))
     return cases
-
-
-def demo_class(dest: Path) -> None:
-    """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
-    one broken file, one tampering attempt and everyday-style correct answers."""
-    for assignment in course.ASSIGNMENTS:
-        entries = answers.entries(assignment)
-        wrong = [e for e in entries if e.kind == "wrong"]
-        right = [e for e in entries if e.kind == "right"]
-        write(dest, "alice", assignment, answered(assignment, answers.reference_answer(assignment)))
-        write(dest, "bob", assignment, answers.release_notebook(assignment))
-        if wrong:
-            write(dest, "carol", assignment, answered(assignment, wrong[0].answer))
-        if right:
-            write(dest, "dave", assignment, answered(assignment, right[0].answer))
-        natural = [e for e in entries if e.kind == "natural"]
-        if natural:
-            write(dest, "grace", assignment, answered(assignment, natural[0].answer))
-    first = course.ASSIGNMENTS[0]
-    write(dest, "erin", first, raw=b'{"cells": [ this is not json')
-    from grader import hostile
-
-    forger = next(a for a in hostile.attacks() if a.slug == "patch_allclose")
-    write(dest, "frank", forger.assignment, answered(forger.assignment, forger.answer))

@@ -1,7 +1,7 @@
 """A Jupyter server extension for Formgrader on this course (`make formgrader`, `make lab`).
 
 Formgrader offers buttons whose nbgrader step the course replaces (Generate, Autograde, Generate
-Feedback: grader/nbgrader_guard.py makes them refuse, as `python -m grader grade` does that work),
+Feedback: grader/instructor/nbgrader_guard.py makes them refuse, as `python -m grader grade` does that work),
 and explains nbgrader's own workflow. This extension puts the course's page templates in front
 of Formgrader's: they hide those buttons and say what the course does instead.
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
 
-TEMPLATES = Path(__file__).parent / "templates" / "formgrader_pages"
+TEMPLATES = Path(__file__).parent.parent / "templates" / "formgrader_pages"
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "grader.formgrader_pages"}]
+    return [{"module": "grader.instructor.formgrader_pages"}]
 
 
 def _load_jupyter_server_extension(serverapp):
@@ -29,7 +29,7 @@ async def _start_jupyter_server_extension(serverapp):
     # Started after every extension loaded, so Formgrader's template environment exists.
     env = serverapp.web_app.settings.get("nbgrader_jinja2_env")
     if env is None:
-        serverapp.log.warning("grader.formgrader_pages: Formgrader is not enabled; nothing to change")
+        serverapp.log.warning("grader.instructor.formgrader_pages: Formgrader is not enabled; nothing to change")
         return
     # Ours first; Formgrader's own stay reachable as nbgrader/<name> for ours to extend.
     env.loader = ChoiceLoader([FileSystemLoader(TEMPLATES), PrefixLoader({"nbgrader": env.loader}), env.loader])

@@ -8,7 +8,7 @@ shows it is opened by an instructor. So:
   outputs and `MAX_CELL_CHARS` characters. The autograded notebook is capped before nbgrader
   stores it. A test cell's exported programs (`ch4protocol.MIME`) pass unchanged, one per cell
   of at most `MAX_PROGRAMS_CHARS`: a further or larger one keeps only a stub, which the grader
-  reads as repeated or malformed (grader/verdict.py).
+  reads as repeated or malformed (grader/judging/verdict.py).
 * The page is sanitised with nbconvert's own `SanitizeHTML` (bleach): HTML and markdown outputs
   keep plain formatting tags only (no script, event handler, style, class or `javascript:`
   link), other active MIME types are dropped. Markdown cells are sanitised after they are
@@ -51,7 +51,7 @@ DROPPED = MARK + "长（{mime}，{size} 字符），已删去]"
 TOO_MANY = MARK + f"多（单个单元格超过 {MAX_OUTPUTS} 个输出或 {MAX_CELL_CHARS} 字符），其余已省略]"
 OUTPUT_MESSAGES = {"stream", "display_data", "execute_result", "error", "update_display_data"}
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"
 MATHJAX_DIR = "_mathjax"  # under OUT/feedback; pages are OUT/feedback/<student>/<assignment>/*.html
 MATHJAX_URL = f"../../{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 # A page released to a student (report.release_layout) is fetched into the folder their Jupyter
@@ -262,7 +262,8 @@ class HideHiddenTestOutput(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
 
     def preprocess(self, nb, resources):
-        from grader import messages, verdict
+        from grader import messages
+        from grader.judging import verdict
 
         hidden, after_hidden = verdict.hidden_tests(resources["nbgrader"]["assignment"]), False
         note = new_output("stream", name="stdout", text=messages.HIDDEN_OUTPUT_DROPPED + "\n")

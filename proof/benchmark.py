@@ -1,5 +1,5 @@
 """Benchmark grading against its floor and across class sizes:
-`python -m grader.benchmark [--sizes 20 100 400] [--repeats 3] [--modes local cluster1 cluster2]`.
+`python -m proof.benchmark [--sizes 20 100 400] [--repeats 3] [--modes local cluster1 cluster2]`.
 
 A class of N notebooks (the reference answers and the catalogue's answers of every assignment,
 shuffled with a fixed seed) is graded from scratch:
@@ -34,7 +34,7 @@ machine's busy time (/proc/stat), which the table then says.
 `--compiles` prints, for each assignment's reference answer, the XLA compilations per test cell
 (visible and hidden), their CPU, the cell's CPU, the compilations its verdict makes in the
 grader, the cell's compile budget (`ch4.compile_budget` in its metadata), and which programs
-were compiled more than once in the notebook or only for other shapes (`grader/compiles.py`).
+were compiled more than once in the notebook or only for other shapes (`proof/compiles.py`).
 Every class run ends with the compilations per assignment.
 
 `--against REV` compares what grading and checking cost in this tree and in the tree of a git
@@ -66,7 +66,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from grader import REPO, answers, course, engine, sample_classes
+from grader import REPO, course
+from grader.cluster import engine
+from proof import answers, compiles, sample_classes
 
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
@@ -168,7 +170,7 @@ def _stage_share(root: Path, submitted: Path, students: list[str]) -> None:
     (registered in its gradebook) and this share of the class submitted."""
     import shutil
 
-    from grader import release
+    from grader.pipeline import release
 
     release.generate_release(course.ASSIGNMENTS, release=root / "release", course_root=root)
     for student in students:
@@ -230,10 +232,10 @@ def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float, float]:
     import nbformat
     from nbclient import NotebookClient
 
-    from grader import sandbox
+    from grader.kernels import manager
 
     nb = nbformat.read(path, as_version=4)
-    options = {"kernel_manager_class": sandbox.SandboxKernelManager, "shutdown_kernel": "immediate"}
+    options = {"kernel_manager_class": manager.SandboxKernelManager, "shutdown_kernel": "immediate"}
     client = NotebookClient(
         nb, timeout=course.CELL_TIMEOUT, kernel_name="python3", allow_errors=True, extra_arguments=course.KERNEL_ARGS,
         **(options if sandboxed else {}),
@@ -270,7 +272,10 @@ def _timed(cls, method: str):
 
 
 def breakdown(scratch: Path, repeats: int) -> None:
-    from grader import grade, sandbox, staging, worker
+    from grader import grade
+    from grader.judging import worker
+    from grader.kernels import manager
+    from grader.pipeline import staging
 
     submitted, out = scratch / "references", scratch / "references-out"
     for assignment in course.ASSIGNMENTS:
@@ -294,7 +299,7 @@ def breakdown(scratch: Path, repeats: int) -> None:
             floors.append(_phases(path, sandboxed=False))
             ours.append(_phases(path, sandboxed=True))
             start = time.perf_counter()
-            with _timed(sandbox.SandboxExecute, "preprocess") as executing:
+            with _timed(manager.SandboxExecute, "preprocess") as executing:
                 worker.grade_task(task)
             totals.append(time.perf_counter() - start)
             rests.append(totals[-1] - sum(executing))
@@ -317,7 +322,10 @@ _WRITE_ANSWERS = """
 import json, sys
 from pathlib import Path
 import nbformat
-from grader import sample_classes
+try:
+    from proof import sample_classes
+except ImportError:  # a revision from before the proof package
+    from grader import sample_classes
 pool, dest = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
 for student, assignment, answer in pool:
     notebook = sample_classes.answered(assignment, answer)
@@ -376,41 +384,6 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
     print(f"\n{len(pool)} notebooks graded per run (references and natural answers), medians of {repeats} repeats")
 
 
-def compile_report(detail: bool) -> list[tuple[str, int, int, float]]:
-    """Per assignment (reference answer): compilations in the kernel's test cells, in its
-    verdicts, and their CPU; with `detail`, per test cell and what repeats."""
-    from grader import compiles
-
-    totals = []
-    for assignment in course.ASSIGNMENTS:
-        cells = [c for c in compiles.measure(assignment) if c.cell.startswith("test")]
-        totals.append((assignment, sum(c.count for c in cells), sum(c.verdict_compiles for c in cells),
-                       sum(c.compile_cpu for c in cells)))  # fmt: skip
-        if not detail:
-            continue
-        print(f"\n{assignment}: {totals[-1][1]} compilations in the test cells, {totals[-1][3]:.2f} s CPU")
-        print(f"  {'test cell':<28} {'kind':>7} {'compiles':>8} {'budget':>6} {'compile CPU':>11} {'cell CPU':>8} "
-              f"{'verdict':>7}")  # fmt: skip
-        for c in cells:
-            budget = "" if c.budget is None else str(c.budget)
-            print(f"  {c.cell:<28} {'hidden' if c.hidden else 'visible':>7} {c.count:>8} {budget:>6} "
-                  f"{c.compile_cpu:>11.2f} {c.cpu:>8.2f} {c.verdict_compiles:>7}")  # fmt: skip
-        same, shapes = compiles.repeats(cells)
-        if same:
-            print("  compiled again with the same name and shapes (a new trace of the same program, or the same")
-            print("  primitive under another transformation):")
-            for (name, shape), n in same.most_common(8):
-                print(f"    {n}x {name} {shape[:100]}")
-        if shapes:
-            print("  compiled for more than one set of shapes:")
-            for name, found in sorted(shapes.items(), key=lambda kv: -len(kv[1]))[:8]:
-                print(f"    {name}: {len(found)} shapes")
-    print("\ncompilations per assignment (reference answer, test cells): kernel / verdicts in the grader / kernel CPU")
-    for assignment, kernel, verdicts, cpu in totals:
-        print(f"  {assignment:<18} {kernel:>5} {verdicts:>5} {cpu:>7.2f} s")
-    return totals
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 400])
@@ -422,7 +395,7 @@ def main() -> None:
     parser.add_argument("--against", metavar="REV", help="CPU per graded notebook and make check, here and at REV")
     args = parser.parse_args()
     if args.compiles:
-        compile_report(detail=True)
+        compiles.report(detail=True)
         return
     _ACCOUNT[0] = CpuAccount.open()
     counted = "this process tree (its cgroup)" if _ACCOUNT[0] else "the whole machine (/proc/stat: others count too)"
@@ -473,7 +446,7 @@ def main() -> None:
         cells += (f"{our_cpu:6.2f}", f"{base_cpu:12.2f}", f"{peer_cpu:15.2f}", f"{our_cpu / cores / base:8.2f}")
         print("  ".join(cells))
     print(f"\nCPU/nb: core-seconds of {counted} per notebook; ratio >=: the lowest ratio to the floor on {cores} cores")
-    compile_report(detail=False)
+    compiles.report(detail=False)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ CPU between the two (XLA's compiler threads included). Names and argument shapes
 debug line JAX logs as it lowers a program ("Compiling <name> with global shapes and types
 ..."), read with a logging handler, not by setting `jax_log_compiles`.
 
-Used by `python -m grader.benchmark --compiles` and by the compile budget test
+Used by `python -m proof.benchmark --compiles` and by the compile budget test
 (tests/test_compile_budget.py), which holds each verdict's compilations in the judge on the
 reference answer under the `ch4.compile_budget` written in that cell's metadata.
 """
@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from grader import answers, course
+from grader import course
+from proof import answers
 
 BUDGET_KEY = "ch4"  # cell metadata: {"ch4": {"compile_budget": N}} beside nbgrader's points
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -126,13 +127,13 @@ def measure(assignment: str, answer: str | None = None, secret: str | None = Non
     compiled, in the kernel and in the judge."""
     import secrets
 
-    from grader import verdict
+    from grader.judging import verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     answer = answers.reference_answer(assignment) if answer is None else answer
     nb = verdict.kernel_notebook(answers.with_answer(source, answer))
     hidden = verdict.hidden_tests(assignment)
-    cells, run = [], [_code("import grader.compiles as _c\n_c.start()")]
+    cells, run = [], [_code("import proof.compiles as _c\n_c.start()")]
     for k, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -164,7 +165,7 @@ def _verdict_compiles(assignment: str, programs: dict, secret: str) -> dict[str,
     import ch4judge
     import jax
 
-    from grader import verdict
+    from grader.judging import verdict
 
     counts: dict[str, int] = {}
     current = [None]
@@ -198,3 +199,36 @@ def repeats(cells: list[CellCompiles]) -> tuple[Counter, dict[str, set[str]]]:
         Counter({k: n for k, n in same.items() if n > 1}),
         {name: s for name, s in shapes.items() if len(s) > 1},
     )
+
+
+def report(detail: bool) -> list[tuple[str, int, int, float]]:
+    """Per assignment (reference answer): compilations in the kernel's test cells, in its
+    verdicts, and their CPU; with `detail`, per test cell and what repeats."""
+    totals = []
+    for assignment in course.ASSIGNMENTS:
+        cells = [c for c in measure(assignment) if c.cell.startswith("test")]
+        totals.append((assignment, sum(c.count for c in cells), sum(c.verdict_compiles for c in cells),
+                       sum(c.compile_cpu for c in cells)))  # fmt: skip
+        if not detail:
+            continue
+        print(f"\n{assignment}: {totals[-1][1]} compilations in the test cells, {totals[-1][3]:.2f} s CPU")
+        print(f"  {'test cell':<28} {'kind':>7} {'compiles':>8} {'budget':>6} {'compile CPU':>11} {'cell CPU':>8} "
+              f"{'verdict':>7}")  # fmt: skip
+        for c in cells:
+            budget = "" if c.budget is None else str(c.budget)
+            print(f"  {c.cell:<28} {'hidden' if c.hidden else 'visible':>7} {c.count:>8} {budget:>6} "
+                  f"{c.compile_cpu:>11.2f} {c.cpu:>8.2f} {c.verdict_compiles:>7}")  # fmt: skip
+        same, shapes = repeats(cells)
+        if same:
+            print("  compiled again with the same name and shapes (a new trace of the same program, or the same")
+            print("  primitive under another transformation):")
+            for (name, shape), n in same.most_common(8):
+                print(f"    {n}x {name} {shape[:100]}")
+        if shapes:
+            print("  compiled for more than one set of shapes:")
+            for name, found in sorted(shapes.items(), key=lambda kv: -len(kv[1]))[:8]:
+                print(f"    {name}: {len(found)} shapes")
+    print("\ncompilations per assignment (reference answer, test cells): kernel / verdicts in the grader / kernel CPU")
+    for assignment, kernel, verdicts, cpu in totals:
+        print(f"  {assignment:<18} {kernel:>5} {verdicts:>5} {cpu:>7.2f} s")
+    return totals

@@ -2,7 +2,7 @@
 
 It holds the chapter notebooks, the released exercises, the kit, the environment files and a
 student README, Makefile and pyproject (from `edition/`). Nothing of `solutions/`, the grader,
-its catalogue or the tests goes in, and `leaks` proves that no solution or hidden-test passage
+its proof (the catalogue) or the tests goes in, and `leaks` proves that no solution or hidden-test passage
 and no catalogued answer was copied into a published file.
 """
 

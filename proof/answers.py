@@ -1,4 +1,4 @@
-"""Known answers to each assignment, kept as plain files: grader/catalogue/<assignment>/<kind>_<slug>.py.
+"""Known answers to each assignment, kept as plain files: proof/catalogue/<assignment>/<kind>_<slug>.py.
 
 `kind` is `wrong` (violates exactly one requirement; the file's first line, a docstring, names
 it), `right` (a genuinely different correct method; the docstring names the method) or `natural`
@@ -11,15 +11,15 @@ grading is added to the self-proof by dropping one more file here.
 from __future__ import annotations
 
 import ast
-import copy
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import nbformat
 
 from grader import course
+
+# The quick path is the core's (grader/judging/quick.py); the proof's users reach it here too.
+from grader.judging.quick import QuickScore, answer_cell, quick_score, run_in_kernel, with_answer  # noqa: F401
 
 KINDS = ("wrong", "right", "natural")
 # A wrong answer no visible test can catch says why on a comment line of its own file.
@@ -91,16 +91,14 @@ EVERYDAY_IDIOMS = course.CATALOGUE / "everyday_idioms.py"
 
 
 def everyday_idioms_answer(assignment: str) -> str:
-    from grader import hostile
-
-    names = repr(hostile.interface(assignment)).replace("'", '"')
+    names = repr(interface(assignment)).replace("'", '"')
     preamble = EVERYDAY_IDIOMS.read_text(encoding="utf-8").replace("INTERFACE_NAMES", names, 1)
     return preamble + "\n\n" + reference_answer(assignment).replace("# ✍️ 作答区\n", "").strip() + "\n"
 
 
 def visible_tests(assignment: str) -> set[str]:
     """The grade_ids of the tests a student runs before handing in: test cells without a hidden block."""
-    from grader import verdict
+    from grader.judging import verdict
 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     return {
@@ -110,13 +108,6 @@ def visible_tests(assignment: str) -> set[str]:
     }
 
 
-def answer_cell(nb):
-    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == course.ANSWER_ID]
-    if len(cells) != 1:
-        raise ValueError(f"expected exactly one answer cell with grade_id {course.ANSWER_ID!r}")
-    return cells[0]
-
-
 def reference_answer(assignment: str) -> str:
     """The source's answer cell as a student would hand it in (solution markers removed)."""
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
@@ -124,69 +115,14 @@ def reference_answer(assignment: str) -> str:
     return "\n".join(line for line in lines if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
 
 
-def with_answer(notebook, answer: str):
-    """A copy of `notebook` whose answer cell holds `answer`: what a student would hand in."""
-    nb = copy.deepcopy(notebook)
-    answer_cell(nb).source = answer
-    return nb
-
-
 def release_notebook(assignment: str):
     return nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
 
 
-class QuickScore(NamedTuple):
-    points: float
-    max_points: float
-    failed: list[str]  # "test_id: the first line of its message", for each failed test
-    flags: list[str]  # what the pipeline would flag: "tampering" (programs refused or misplaced)
-    notes: list[str]  # the anomalies and refusals
-
-
-def quick_score(assignment: str, answer: str | None, secret: str | None = None) -> QuickScore:
-    """Score an answer the way the grader does, without nbgrader: the kernel-plus-judge path
-    (`grader try`, and the self-proof of every catalogue entry). Its kernel runs in a graded
-    kernel's sandbox where that works (forked from a pre-imported server as root), else as a
-    plain kernel: the kernel version of the source notebook (hidden tests included, verdicts
-    cut) runs with this answer and exports, and the judge runs every verdict on the programs
-    with inputs from `secret` (fresh when None; the pipeline's seed of a student gives that
-    student's exact inputs)."""
-    import secrets
-
-    from grader import sandbox, verdict
-
+def interface(assignment: str) -> list[str]:
+    """The names `start_tests` takes from the student's namespace, read from the setup cell."""
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
-    secret = secret or secrets.token_hex(16)
-    run_in_kernel(nb, assignment, sandboxed=sandbox.probe() is None)
-    programs, anomalies = verdict.read_programs(nb)
-    results, refused = verdict.judge(assignment, programs, secret)
-    total = float(sum(r.max_points for r in results))
-    failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
-    flags = ["tampering"] if anomalies or refused else []
-    return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused)
-
-
-def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:
-    """Execute `nb` in place in a fresh grading kernel (test cells export and stop), headless,
-    errors kept as outputs: the quick path's kernel (`sandboxed`: a graded kernel's sandbox, so
-    forked as root, where it works) and the compile counter's (a plain kernel)."""
-    from ch4protocol import GRADING_ENV
-    from nbclient import NotebookClient
-
-    from grader import nbtools, sandbox
-
-    os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1"})  # the kernel inherits this environment
-    manager = {"kernel_manager_class": sandbox.SandboxKernelManager} if sandboxed else {}
-    try:
-        NotebookClient(
-            nb,
-            extra_arguments=course.KERNEL_ARGS,
-            timeout=course.CELL_TIMEOUT,
-            kernel_name="python3",
-            allow_errors=True,
-            resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
-            **manager,
-        ).execute()
-    finally:
-        del os.environ[GRADING_ENV]
+    setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]
+    call = next(n for n in calls if getattr(n.func, "id", None) == "start_tests")
+    return list(ast.literal_eval(call.keywords[0].value))

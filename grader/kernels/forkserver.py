@@ -3,7 +3,7 @@
 A cold kernel spends about 0.8 s of CPU on the same work every time: starting Python, importing
 ipykernel and JAX. A fork server (one per grading process) does that once, then forks one child
 per kernel. The server never runs a student's code, and no kernel ever touches it or another
-kernel. Each kernel still gets a fresh sandbox of its own (grader/sandbox.py):
+kernel. Each kernel still gets a fresh sandbox of its own (grader/kernels/sandbox.py):
 
 1. the grader starts the sandbox command of a new `Box` around a placeholder: bubblewrap builds
    the namespaces, the read-only mount tree, the private /tmp and the cgroups exactly as for a
@@ -24,14 +24,13 @@ A judge (kit/ch4judge.py, the verdicts) is forked the same way into a sandbox of
 over a Unix socket with the request, so the job and its key reach the judge through a pipe the
 server never reads. The judge's environment is fixed and holds nothing secret.
 
-`PromptClient`, the client of every sandboxed kernel (forked or cold), stops waiting for a new
-kernel as soon as it has answered.
+The server's side needs nothing of the grader; the grader's side builds on grader/kernels/sandbox.py.
+jupyter_client's side (the provisioner that starts a kernel through the server) is in
+grader/kernels/manager.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ctypes
 import importlib.util
 import json
@@ -43,15 +42,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import traceback
 from pathlib import Path
-from queue import Empty
 
 import ch4fork
 from ch4fork import serve_forks  # the server loop, shared with make check's own fork server
-from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_client.provisioning import LocalProvisioner
+
+from grader.kernels import sandbox
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy")
 ENV_FILE = "kernel-env.json"  # in the kernel's private folder; read and removed before it drops root
@@ -70,7 +67,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The server: `python -c "from grader.forkserver import serve; serve(CHANNEL)"`, started by ForkServer.
+# The server: `python -c "from grader.kernels.forkserver import serve; serve(CHANNEL)"`, started by ForkServer.
 
 
 def serve(channel: int) -> None:
@@ -189,8 +186,6 @@ def _drop_privileges(uid: int) -> None:
 
 def available() -> bool:
     """Forked kernels need root (to join namespaces) and the full sandbox."""
-    from grader import sandbox
-
     return os.geteuid() == 0 and sandbox.probe() is None and set(sandbox.limits()) == {"tmpfs", "pids", "memory"}
 
 
@@ -220,14 +215,12 @@ class ForkServer:
 
     @staticmethod
     def _start() -> tuple[subprocess.Popen, socket.socket]:
-        from grader import sandbox
-
         env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.GRADING_ENV}
         env["OPENBLAS_NUM_THREADS"] = "1"  # no threads in the server: fork() copies only the caller
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with theirs:
             process = subprocess.Popen(
-                [sys.executable, "-c", f"from grader.forkserver import serve; serve({theirs.fileno()})"],
+                [sys.executable, "-c", f"from grader.kernels.forkserver import serve; serve({theirs.fileno()})"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/tmp", pass_fds=[theirs.fileno()],
             )  # fmt: skip
         if process.stdout.readline() != b"ready\n":
@@ -275,8 +268,6 @@ def _placeholder(box) -> subprocess.Popen:
 
 def _request(box, placeholder: subprocess.Popen) -> dict:
     """What the server's child needs to enter the sandbox, once the placeholder says it is ready."""
-    from grader import sandbox
-
     if placeholder.stdout.readline() != b"ready\n":
         raise RuntimeError("the sandbox did not start")
     inner = Path(f"/proc/{placeholder.pid}/task/{placeholder.pid}/children").read_text().split()[0]
@@ -341,93 +332,3 @@ class ForkedJudge(ForkedKernel):
         self._stdout.close()
         self.close()
         return self.returncode
-
-
-class ForkProvisioner(LocalProvisioner):
-    """Starts the kernel through the fork server inside the manager's Box."""
-
-    async def launch_kernel(self, cmd: list[str], **kwargs):
-        from grader import sandbox
-
-        box, argv = self.parent.box, cmd[cmd.index("ipykernel_launcher") + 1 :]
-        env_file = box.folder / ENV_FILE
-        env_file.write_text(json.dumps(sandbox.kernel_env(kwargs.get("env") or dict(os.environ))))
-        env_file.chmod(0o600)  # root's: the kernel reads it before it becomes nobody
-        placeholder = _placeholder(box)
-        try:
-            request = await asyncio.to_thread(_request, box, placeholder)
-            pidfd = await asyncio.to_thread(ForkServer.fork, {**request, "argv": argv})
-        except BaseException:
-            _end(placeholder)
-            raise
-        self.process = ForkedKernel(pidfd, placeholder)
-        self.pid, self.pgid = self.process.pid, None
-        await self._sockets_bound()
-        return self.connection_info
-
-    async def _sockets_bound(self) -> None:
-        """Return once the kernel listens: a client that connects earlier waits ZeroMQ's reconnect
-        interval, and a forked kernel is ready sooner than that."""
-        info = self.connection_info
-        channels = ("shell", "iopub", "stdin", "control", "hb")
-        sockets = [Path(f"{info['ip']}-{info[f'{name}_port']}") for name in channels]
-        while self.process.poll() is None and not all(path.exists() for path in sockets):
-            await asyncio.sleep(0.005)
-
-    async def _exited(self) -> None:
-        if self.process.poll() is None:
-            loop = asyncio.get_running_loop()
-            done = loop.create_future()
-            loop.add_reader(self.process.pidfd, lambda: done.done() or done.set_result(None))
-            try:
-                await done
-            finally:
-                loop.remove_reader(self.process.pidfd)
-
-    async def kill(self, restart: bool = False) -> None:
-        if self.process is not None:
-            self.process.kill()
-            # Wait, so the manager's first poll sees it gone; on a loaded machine a sandbox can take
-            # longer to end, and a time-out raised here failed the whole notebook (nbgrader: 0 points).
-            # jupyter_client waits again, and wait() below until it has ended.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._exited(), timeout=5)
-
-    async def wait(self) -> int | None:
-        if self.process is None:
-            return 0
-        await self._exited()
-        self.process.close()
-        self.process = None
-        return -signal.SIGKILL
-
-    async def cleanup(self, restart: bool = False) -> None:
-        if self.process is not None:
-            await self.kill()
-            await self.wait()
-        await super().cleanup(restart=restart)
-
-
-class PromptClient(AsyncKernelClient):
-    """A kernel client whose wait_for_ready ends when the kernel has answered, not after
-    jupyter_client's 0.2 s of IOPub silence: IOPub is ordered, so once the status of our
-    kernel_info request is idle, every message of the kernel's start has arrived."""
-
-    async def wait_for_ready(self, timeout: float | None = None) -> None:
-        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
-        while time.monotonic() < deadline:
-            asked = self.kernel_info()
-            try:
-                while time.monotonic() < deadline:
-                    reply = await self.shell_channel.get_msg(timeout=1)
-                    if reply["parent_header"].get("msg_id") == asked:
-                        break
-                while time.monotonic() < deadline:
-                    msg = await self.iopub_channel.get_msg(timeout=1)
-                    if msg["parent_header"].get("msg_id") == asked and msg["content"].get("execution_state") == "idle":
-                        self._handle_kernel_info_reply(reply)
-                        return
-            except Empty:  # not answered yet, or IOPub joined after the status went out: ask again
-                if not await self._async_is_alive():
-                    raise RuntimeError("Kernel died before replying to kernel_info") from None
-        raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")

@@ -7,7 +7,7 @@ on_done)` sends one `worker.grade_task` per submission and hands each result to 
 arrives, so the caller stores it at once.
 
 Every connection is mutual TLS. A task carries a student's seed and a worker runs whatever
-function it is sent, so only holders of a course certificate (grader/certs.py) may be a
+function it is sent, so only holders of a course certificate (grader/cluster/certs.py) may be a
 scheduler, a worker or a client; the local cluster uses throw-away certificates that exist only
 in this process and the workers it spawns, and listens on loopback only. No node serves HTTP
 (Dask's info pages and metrics): `NO_HTTP` stops it as each one starts.
@@ -29,11 +29,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from grader import REPO, certs, messages, worker
+from grader import REPO, messages
+from grader.cluster import certs
+from grader.judging import worker
 
 WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
 CONNECT_TIMEOUT = "10s"
-NO_HTTP = "grader.no_http"  # the Dask preload that stops each node's HTTP server
+NO_HTTP = "grader.cluster.no_http"  # the Dask preload that stops each node's HTTP server
 
 
 class EngineError(Exception):

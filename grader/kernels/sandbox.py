@@ -1,7 +1,7 @@
 """Student kernels run with least privilege: bubblewrap namespaces plus an unprivileged user.
 
-`SandboxKernelManager` is a jupyter_client KernelManager; `autograde_preprocessors()` puts it
-into nbgrader's Execute step. Each kernel gets:
+A `Box` is one kernel's (or judge's) sandbox: the bubblewrap command and its cgroups. The
+kernel manager that starts kernels in boxes is in grader/kernels/manager.py. Each kernel gets:
 
 * its own mount namespace holding only what Python needs, read-only: /usr, the Python install,
   the course venv and kit/ (ch4check). solutions/, the gradebook, the course folder and other
@@ -26,7 +26,7 @@ cgroups sit at the top of each hierarchy, so a limit set on the grader's own cgr
 bind them. A grader killed outright (SIGKILL) leaves its kernels' cgroups and mounts behind.
 
 As root with every cap, the kernel process is not started by this command but forked from a
-pre-imported server and moved into the sandbox the command built (grader/forkserver.py); what
+pre-imported server and moved into the sandbox the command built (grader/kernels/forkserver.py); what
 the kernel gets is the same.
 
 `probe()` says whether the sandbox works here and `limits()` which caps hold; `describe()` says
@@ -45,7 +45,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 import weakref
 from collections.abc import Sequence
 from functools import lru_cache
@@ -53,10 +52,8 @@ from pathlib import Path
 
 import ch4protocol
 from ch4protocol import GRADING_ENV
-from jupyter_client.manager import AsyncKernelManager
-from nbgrader.preprocessors import Execute
 
-from grader import REPO, feedback, forkserver
+from grader import REPO
 
 NOBODY = 65534
 MiB = 2**20
@@ -327,70 +324,3 @@ def _own(folder: Path) -> None:
     if _as_root():
         os.chown(folder, NOBODY, NOBODY)
     folder.chmod(0o700)
-
-
-class SandboxKernelManager(AsyncKernelManager):
-    """A kernel in bubblewrap and its own cgroups, reached over Unix sockets in its private folder."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.client_factory = forkserver.PromptClient
-        self.box = Box(require=limits())
-        self.sandbox_folder = self.box.folder
-        self.transport = "ipc"
-        self.ip = str(self.sandbox_folder / "zmq")
-        self.connection_file = str(self.sandbox_folder / "connection.json")
-
-    @property
-    def kernel_spec(self):
-        spec = super().kernel_spec
-        if spec is not None:
-            # The kernel is in its own session and PID namespace: a signal to our process group
-            # would not reach it, so interrupts (cell time-outs) travel as messages.
-            spec.interrupt_mode = "message"
-        return spec
-
-    def write_connection_file(self, **kwargs):
-        super().write_connection_file(**kwargs)
-        if _as_root():
-            os.chown(self.connection_file, NOBODY, NOBODY)
-
-    async def _async_pre_start_kernel(self, **kw):
-        if self.provisioner is None and forkserver.available():
-            self.kernel_id = self.kernel_id or kw.pop("kernel_id", str(uuid.uuid4()))
-            spec = self.kernel_spec
-            self.provisioner = forkserver.ForkProvisioner(kernel_id=self.kernel_id, kernel_spec=spec, parent=self)
-        return await super()._async_pre_start_kernel(**kw)
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        if isinstance(self.provisioner, forkserver.ForkProvisioner):
-            return cmd  # the provisioner starts the sandbox itself
-        return self.box.command(dict(os.environ)) + cmd
-
-    async def start_kernel(self, **kw):
-        try:
-            await super().start_kernel(**kw)
-        except BaseException:
-            self.box.close()  # nbclient cleans up only kernels that started
-            raise
-
-    async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        await super()._async_cleanup_resources(restart=restart)
-        if not restart:
-            self.box.close()
-
-
-class SandboxExecute(feedback.RestartStuckKernel, feedback.OutputCap, Execute):
-    """nbgrader's Execute step with sandboxed kernels (nbgrader passes its own manager class
-    as an argument, which configuration cannot override), capped outputs, and a restart past a
-    cell that no interrupt stops."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["kernel_manager_class"] = SandboxKernelManager
-        super().__init__(*args, **kwargs)
-
-
-def autograde_preprocessors() -> list:
-    """nbgrader's autograde steps, with Execute sandboxed (and capped)."""
-    return feedback.autograde_preprocessors(SandboxExecute)

@@ -11,19 +11,32 @@ from pathlib import Path
 
 import nbformat
 
-from grader import course, sandbox, verdict
+from grader import course
+from grader.judging import verdict
+from grader.kernels import sandbox
 
-# The modules whose code decides a grade: a change to any of them, to the kit or to an
-# assignment's source invalidates earlier grades (and a worker that differs must not grade).
-GRADING_MODULES = (
-    "course", "staging", "grade", "intake", "worker", "verdict", "sandbox", "forkserver", "feedback", "messages"
-)  # fmt: skip
+# The code that decides a grade: the grader's modules at the top (course, grade, messages) and
+# the subpackages along the data flow up to the feedback page. A change to any of it, to the kit
+# or to an assignment's source invalidates earlier grades (and a worker that differs must not
+# grade). The cluster (transport) and the instructor's tools are not in it.
+GRADER = Path(__file__).resolve().parent.parent
+GRADING_CODE = ("course.py", "grade.py", "messages.py", "pipeline", "kernels", "judging", "output")
+
+
+def grading_files() -> list[Path]:
+    """The files of GRADING_CODE, in a fixed order."""
+    found = []
+    for name in GRADING_CODE:
+        path = GRADER / name
+        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return found
 
 
 def source_digest(assignment: str) -> str:
     sha = hashlib.sha256()
-    for module in GRADING_MODULES:
-        sha.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    for path in grading_files():
+        sha.update(path.relative_to(GRADER).as_posix().encode())
+        sha.update(path.read_bytes())
     for kit_module in sorted(sandbox.KIT.glob("*.py")):
         sha.update(kit_module.read_bytes())
     sha.update(course.notebook_path(course.SOLUTIONS, assignment).read_bytes())
@@ -33,7 +46,7 @@ def source_digest(assignment: str) -> str:
 def stage(root: Path, assignments) -> None:
     """Copy each assignment's source into `root` and release it there (nbgrader registers it in
     the gradebook). nbgrader restores test cells from this source: the kernel never sees a verdict."""
-    from grader.release import generate_release
+    from grader.pipeline.release import generate_release
 
     for assignment in assignments:
         shutil.rmtree(root / "source" / assignment, ignore_errors=True)

@@ -7,7 +7,7 @@ system is shared: each worker process keeps a private nbgrader course folder in 
 folder, built from its own installed course, and refuses a task whose course digest differs.
 The kernel runs in a fresh sandbox per submission; a watchdog kills it past the ceiling.
 
-grader/engine.py sends tasks to worker processes (a local Dask cluster, or a real one).
+grader/cluster/engine.py sends tasks to worker processes (a local Dask cluster, or a real one).
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ from pathlib import Path
 import nbformat
 from ch4protocol import GRADING_ENV
 
-from grader import course, feedback, messages, sandbox, staging, verdict
+from grader import course, messages
+from grader.judging import verdict
+from grader.kernels import manager, sandbox
+from grader.output import feedback
+from grader.pipeline import staging
 
 Key = tuple[str, str]  # (student, assignment)
 HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
@@ -80,11 +84,11 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     config = course.nbgrader_config(root, source=root / "source", release=root / "release", cell_timeout=cell_timeout)
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
     if sandboxed:
-        config.Autograde.autograde_preprocessors = sandbox.autograde_preprocessors()
+        config.Autograde.autograde_preprocessors = manager.autograde_preprocessors()
     else:  # outputs are capped either way
         config.Autograde.autograde_preprocessors = feedback.autograde_preprocessors()
     # Feedback shows each test's outcome and message but not the hidden tests' code, so an
-    # assignment can be reused next term. Nothing the student wrote is live in it (grader/feedback.py).
+    # assignment can be reused next term. Nothing the student wrote is live in it (grader/output/feedback.py).
     config.GenerateFeedback.preprocessors = [
         GetGrades,
         ClearHiddenTests,

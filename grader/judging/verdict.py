@@ -156,7 +156,7 @@ JUDGE_ENV = {"JAX_PLATFORMS": "cpu", "LANG": "C.UTF-8"}
 def _start_judge(box):
     """The judge process: forked from the pre-imported server into `box` where that works (root,
     the full sandbox), else `python -m ch4judge` in `box` (or bare, without a sandbox)."""
-    from grader import forkserver, sandbox
+    from grader.kernels import forkserver, sandbox
 
     if box is not None and forkserver.available():
         return forkserver.start_judge(box, sandbox.kernel_env(JUDGE_ENV))
@@ -171,7 +171,7 @@ def _start_judge(box):
 def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], str | None]:
     """One judge process on `tests`: ({test id: its line}, why it stopped early: None, the
     message for a verdict that ran out of time, or for a judge that died)."""
-    from grader import sandbox
+    from grader.kernels import sandbox
 
     job = json.dumps({"secret": secret, "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests
                                                                     if t["id"] in programs}})  # fmt: skip

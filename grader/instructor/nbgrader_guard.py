@@ -63,7 +63,7 @@ def protect(c) -> None:
 
 
 COURSE_CONFIG = (
-    "# Written by the course's tools (grader/nbgrader_guard.py): nbgrader run in this folder must not\n"
+    "# Written by the course's tools (grader/instructor/nbgrader_guard.py): nbgrader run in this folder must not\n"
     "# grade around `python -m grader grade`. Without the course's environment these steps fail.\n"
 ) + "".join(f'c.{step}.exporter_class = "{REFUSE}"\n' for step in GUARDED)
 

@@ -1,4 +1,4 @@
-"""A Dask preload (`--preload grader.no_http`) for every scheduler and worker of the grading cluster.
+"""A Dask preload (`--preload grader.cluster.no_http`) for every scheduler and worker of the grading cluster.
 
 Dask starts a plain-HTTP server in each scheduler and worker, whatever `--no-dashboard` says:
 info pages (workers, tasks, logs, call stacks), metrics and health checks, with no

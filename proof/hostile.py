@@ -1,4 +1,4 @@
-"""Hostile submissions: the attack files (grader/attacks/<slug>.py), one shadowing attack, and
+"""Hostile submissions: the attack files (proof/attacks/<slug>.py), one shadowing attack, and
 the classes tests/test_tampering.py grades (each attack beside the reference and its base
 answer alone).
 
@@ -24,15 +24,17 @@ from pathlib import Path
 
 import nbformat
 
-from grader import answers, course, verdict
-from grader.sample_classes import answered, write
+from grader import course
+from grader.judging import verdict
+from proof import answers
+from proof.sample_classes import answered, write
 
 OWN_CELL = "# %% a cell of the student's own at the end"
 
 
 @dataclass(frozen=True)
 class Attack:
-    """A tampering attempt (grader/attacks/<slug>.py) handed in on top of a known answer."""
+    """A tampering attempt (proof/attacks/<slug>.py) handed in on top of a known answer."""
 
     slug: str
     claim: str  # the docstring's first line
@@ -130,19 +132,10 @@ def shadowing_attack(assignment: str) -> Attack:
     read the student's namespace, each redefinition would be a way to forge a result."""
     base = next(e for e in answers.entries(assignment) if e.kind == "wrong")
     uses = {n.id for n in ast.walk(ast.parse(base.answer)) if isinstance(n, ast.Name)}
-    names = sorted(test_cell_names(assignment) - uses - set(interface(assignment)))
+    names = sorted(test_cell_names(assignment) - uses - set(answers.interface(assignment)))
     code = "".join(f"\n\ndef {name}(*args, **kwargs):\n    return True\n" for name in names)
     claim = f"redefine all {len(names)} names the test cells read ({', '.join(names[:6])}, ...) as forgers"
     return Attack(f"shadow_{assignment}", claim, assignment, f"wrong_{base.slug}", "redefining test-cell names", code)
-
-
-def interface(assignment: str) -> list[str]:
-    """The names `start_tests` takes from the student's namespace, read from the setup cell."""
-    source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
-    setup = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
-    calls = [n for n in ast.walk(ast.parse(setup.source)) if isinstance(n, ast.Call)]
-    call = next(n for n in calls if getattr(n.func, "id", None) == "start_tests")
-    return list(ast.literal_eval(call.keywords[0].value))
 
 
 def attack_class(dest: Path, run: str, fill: dict[str, dict[str, str]] | None = None) -> list[Attack]:

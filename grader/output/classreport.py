@@ -31,10 +31,12 @@ from pathlib import Path
 import jinja2
 import nbformat
 
-from grader import course, messages, report, verdict
+from grader import course, messages
+from grader.judging import verdict
+from grader.output import report
 
 FOLDER = "report"  # OUT/report/
-TEMPLATES = Path(__file__).parent / "templates" / "class_report"
+TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
 # A verdict's message with its numbers (tolerances, sizes, values a student's inputs gave) blanked:
 # the same failure of two students is one group.
 NUMBER = re.compile(r"[-+]?\d[\d.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.IGNORECASE)
@@ -97,7 +99,7 @@ def write(out: Path) -> Path:
 
 def recorded_submissions(out: Path) -> list[Submission]:
     """The submissions of OUT/grades.csv (the last run), as the run's journal recorded them."""
-    from grader.grade import JOURNAL  # grade.py's record of every outcome, notes and all
+    from grader.pipeline.store import JOURNAL  # the record of every outcome, notes and all
 
     with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
         rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader import course, feedback, messages
-from grader.intake import NBGRADER_FILES
+from grader import course, messages
+from grader.output import feedback
+from grader.pipeline.intake import NBGRADER_FILES
 
 # OUT/course/<WORKER_FEEDBACK>/<student>/<assignment>/: the page each worker made, before the
 # grader's notes. OUT/course/feedback/ is nbgrader's: what release_feedback sends (see below).

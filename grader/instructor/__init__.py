@@ -1,0 +1,1 @@
+"""nbgrader's own tools made safe for the course, and the student edition."""

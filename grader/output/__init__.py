@@ -1,0 +1,1 @@
+"""What a grading run writes: feedback pages, grades.csv and the score table, the class report."""

@@ -1,0 +1,1 @@
+"""From submitted files to a course folder ready to grade: intake checks, staging, the release."""

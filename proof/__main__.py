@@ -1,0 +1,62 @@
+"""Command line of the proof: python -m proof {try,demo} ...
+
+`try` scores an assignment's reference, blank stub and catalogued answers on the quick path
+(grader/judging/quick.py); `demo` grades the built-in demo class (proof/demo.py, `make demo`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from grader import course
+from proof import answers
+
+
+def cmd_try(args) -> int:
+    """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
+    candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
+    picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
+    candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
+    for name, answer in candidates:
+        got = answers.quick_score(args.assignment, answer)
+        print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
+        for line in got.notes + got.failed:
+            print(f"    - {line}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from proof import demo
+
+    return demo.main(args)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m proof", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
+    trial.add_argument("assignment")
+    trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
+    trial.set_defaults(func=cmd_try)
+
+    demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")
+    demo.add_argument("--out", default="build/demo", help="where the class, grades.csv and feedback go")
+    demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    demo.set_defaults(
+        func=cmd_demo,
+        ceiling=course.CEILING_SECONDS,
+        cell_timeout=course.CELL_TIMEOUT,
+        scheduler=None,
+        db=None,
+        tls=None,
+    )
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

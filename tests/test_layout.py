@@ -1,0 +1,145 @@
+"""The package layout holds (docs/architecture.md): the grading core (`grader`) never imports its
+proof (`proof`: catalogue, attacks, sample classes, demo, benchmark, compile counter), and no two
+modules of the grader import each other, directly or around a loop, at the top or inside a
+function. Fast: every module is imported once, in a fresh interpreter, without running anything."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from grader import REPO
+
+GRADER = REPO / "grader"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def grader_modules() -> dict[str, Path]:
+    """Every module of the grader package (templates hold no Python)."""
+    return {module_name(p): p for p in sorted(GRADER.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def imported(path: Path, name: str) -> set[str]:
+    """The modules a module's code imports, wherever in it (top level or inside a function),
+    resolved to the most specific name: `from grader.kernels import sandbox` is grader.kernels.sandbox."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the grader modules it imports (a name that is not a module, like grader.REPO, is
+    the package it comes from; a module's own package's __init__ is not an edge)."""
+    edges = {}
+    for name, path in modules.items():
+        targets = set()
+        for target in imported(path, name):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                targets.add(target)
+        edges[name] = targets
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One loop per strongly connected group of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_grader_module_imports_the_proof():
+    offending = {
+        name: sorted(t for t in imported(path, name) if t == "proof" or t.startswith("proof."))
+        for name, path in grader_modules().items()
+    }
+    assert not {k: v for k, v in offending.items() if v}, offending
+
+
+def test_no_import_cycle_between_grader_modules():
+    edges = graph(grader_modules())
+    assert edges["grader.kernels.forkserver"] >= {"grader.kernels.sandbox"}, "the graph does not see imports"
+    assert not cycles(edges), cycles(edges)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_importing_every_grader_module_loads_nothing_of_the_proof():
+    """In a fresh interpreter, as a grading worker would start: import all of the grader, then
+    look for any `proof` module among everything loaded."""
+    names = sorted(grader_modules())
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'proof' or m.startswith('proof.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd="/tmp", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [], done.stdout
+
+
+def test_no_module_is_much_over_400_lines():
+    long = {
+        str(p.relative_to(REPO)): n
+        for root in ("grader", "proof")
+        for p in sorted((REPO / root).rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
+    }
+    assert not long, long
+
+
+def test_every_module_has_its_row_in_the_architecture_page():
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        f"{root}/{rel}"
+        for root in ("grader", "proof")
+        for p in sorted((REPO / root).rglob("*.py"))
+        if p.name != "__init__.py" and not ({"catalogue", "attacks", "__pycache__"} & set(p.parts))
+        if f"`{(rel := p.relative_to(REPO / root).as_posix())}`" not in page
+    ]
+    assert not missing, f"add a row to docs/architecture.md for: {missing}"
