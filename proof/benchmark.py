@@ -68,73 +68,9 @@ from pathlib import Path
 
 from grader import REPO, course
 from grader.cluster import engine
-from proof import answers, compiles, sample_classes
+from proof import accounting, answers, compiles, sample_classes
 
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
-
-
-class CpuAccount:
-    """CPU seconds of this process and every process it starts from now on, through a cgroup of
-    its own; `None` from `open()` when no cgroup can be written here."""
-
-    def __init__(self, group: Path, usage):
-        self.group, self._usage = group, usage
-
-    @classmethod
-    def open(cls) -> CpuAccount | None:
-        v1 = Path("/sys/fs/cgroup/cpuacct")
-        v2 = Path("/sys/fs/cgroup")
-        candidates = []
-        if (v1 / "cpuacct.usage").exists():
-            candidates.append((v1, lambda g: int((g / "cpuacct.usage").read_text()) / 1e9))
-        if (v2 / "cgroup.controllers").exists():
-            candidates.append((v2, cls._v2_usage))
-        for root, usage in candidates:
-            group = root / f"ch04-bench-{os.getpid()}"
-            try:
-                group.mkdir(exist_ok=True)
-                (group / "cgroup.procs").write_text(str(os.getpid()))
-                return cls(group, usage)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    group.rmdir()
-        return None
-
-    @staticmethod
-    def _v2_usage(group: Path) -> float:
-        stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
-        return int(stat["usage_usec"]) / 1e6
-
-    def seconds(self) -> float:
-        return self._usage(self.group)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            (self.group.parent / "cgroup.procs").write_text(str(os.getpid()))
-            self.group.rmdir()
-
-
-_ACCOUNT: list[CpuAccount | None] = [None]
-
-
-def cpu_seconds() -> float:
-    """This process tree's CPU seconds (its cgroup), or the whole machine's busy seconds."""
-    return _ACCOUNT[0].seconds() if _ACCOUNT[0] is not None else busy_seconds()
-
-
-def busy_seconds() -> float:
-    """Core-seconds this machine has spent busy since boot (every process, every core)."""
-    with open("/proc/stat") as stat:
-        ticks = [int(t) for t in stat.readline().split()[1:]]
-    idle, iowait = ticks[3], ticks[4]
-    return (sum(ticks) - idle - iowait) / os.sysconf("SC_CLK_TCK")
-
-
-def measured(run) -> tuple[float, float]:
-    """(wall seconds, CPU core-seconds: this process tree's, or the machine's) of calling run()."""
-    wall, busy = time.perf_counter(), cpu_seconds()
-    run()
-    return time.perf_counter() - wall, cpu_seconds() - busy
 
 
 def make_class(dest: Path, size: int) -> None:
@@ -162,7 +98,7 @@ def floor(notebooks: list[Path], jobs: int) -> tuple[float, float]:
         with ProcessPoolExecutor(jobs) as pool:
             list(pool.map(_execute, [str(p) for p in notebooks]))
 
-    return measured(run)
+    return accounting.measured(run)
 
 
 def _stage_share(root: Path, submitted: Path, students: list[str]) -> None:
@@ -209,7 +145,7 @@ def nbgrader_peer(submitted: Path, scratch: Path, jobs: int) -> tuple[float, flo
         with ProcessPoolExecutor(jobs) as pool:
             list(pool.map(_autograde_share, [str(r) for r in roots]))
 
-    return measured(run)
+    return accounting.measured(run)
 
 
 def pipeline(submitted: Path, out: Path, mode: str, scratch: Path) -> tuple[float, float]:
@@ -217,11 +153,11 @@ def pipeline(submitted: Path, out: Path, mode: str, scratch: Path) -> tuple[floa
 
     quiet = lambda *a: None  # noqa: E731
     if mode == "local":
-        return measured(lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet))
+        return accounting.measured(lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet))
     logs = Path(tempfile.mkdtemp(dir=scratch))
     with engine.scheduler_with_workers(logs, WORKERS[mode]) as cluster:
         # measured once the workers are up: an instructor's cluster is started once
-        return measured(
+        return accounting.measured(
             lambda: grade.grade(submitted, out, WORKERS[mode], echo=quiet, scheduler=cluster.address, tls=cluster.tls)
         )
 
@@ -243,10 +179,10 @@ def _phases(path: Path, sandboxed: bool) -> tuple[float, float, float, float]:
     marks = [time.perf_counter()]
     with client.setup_kernel():
         marks.append(time.perf_counter())
-        busy = busy_seconds()
+        busy = accounting.busy_seconds()
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
-        busy = busy_seconds() - busy
+        busy = accounting.busy_seconds() - busy
         marks.append(time.perf_counter())
     marks.append(time.perf_counter())
     return (*(b - a for a, b in zip(marks, marks[1:], strict=False)), busy)
@@ -368,9 +304,9 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
             for repeat in range(repeats):
                 out = str(mine / f"out-{repeat}")  # a fresh folder: nothing reused
                 grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "2", "--out", out]
-                graded.append(measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
+                graded.append(accounting.measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
                 _require_full_marks(Path(out) / "grades.csv", label)
-                checked.append(measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
+                checked.append(accounting.measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
                 print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[-1] / len(pool):.2f} core-s per graded "
                       f"notebook, make check {checked[-1]:.2f} s", flush=True)  # fmt: skip
             rows[label] = (statistics.median(graded) / len(pool), statistics.median(checked))
@@ -397,8 +333,7 @@ def main() -> None:
     if args.compiles:
         compiles.report(detail=True)
         return
-    _ACCOUNT[0] = CpuAccount.open()
-    counted = "this process tree (its cgroup)" if _ACCOUNT[0] else "the whole machine (/proc/stat: others count too)"
+    counted = accounting.start()
     rows = []
     try:
         with tempfile.TemporaryDirectory(prefix="ch04-bench-") as scratch:
@@ -431,8 +366,7 @@ def main() -> None:
                     }
                     rows.append((size, mode, medians))
     finally:
-        if _ACCOUNT[0] is not None:
-            _ACCOUNT[0].close()
+        accounting.stop()
     cores = len(os.sched_getaffinity(0))
     header = ("N", "mode", "notebooks/s", "s/notebook", "floor s/nb", "ratio", "nbgrader s/nb", "ratio",
               "s/nb vs first N", "CPU/nb", "floor CPU/nb", "nbgrader CPU/nb", "ratio >=")  # fmt: skip
