@@ -73,6 +73,9 @@ def _prctl(option: int, value: int) -> None:
 def serve(channel: int) -> None:
     """Fork a kernel or a judge per request line until the grader closes the pipe (or dies); a
     judge's two pipe ends arrive over the Unix socket `channel`."""
+    # No threads in the server (fork() copies only the caller): set before numpy loads OpenBLAS,
+    # and not in the server's start environment, which its children show as theirs.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     sock = socket.socket(fileno=channel)
 
     def receive(request: dict) -> None:
@@ -215,8 +218,9 @@ class ForkServer:
 
     @staticmethod
     def _start() -> tuple[subprocess.Popen, socket.socket]:
-        env = {key: value for key, value in sandbox.kernel_env(dict(os.environ)).items() if key != sandbox.GRADING_ENV}
-        env["OPENBLAS_NUM_THREADS"] = "1"  # no threads in the server: fork() copies only the caller
+        # Exactly a cold kernel's start environment (bubblewrap's --chdir sets PWD): a forked child
+        # keeps its parent's /proc/self/environ, whatever os.environ becomes.
+        env = sandbox.kernel_env(dict(os.environ)) | {"PWD": "/tmp"}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with theirs:
             process = subprocess.Popen(
