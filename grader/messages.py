@@ -1,6 +1,6 @@
 """Every note the grader writes about a submission, in one place: they reach students in the
 score table, grades and feedback pages, so they are Chinese, calm, say what happened and what
-to do next. (The output-cap notes live beside their mechanism in feedback.py; nbgrader's refused
+to do next. (The output-cap notes live beside their mechanism in kernels/execute.py; nbgrader's refused
 steps in nbgrader_guard.py; the tests' own messages in the exercise notebooks.)"""
 
 from __future__ import annotations

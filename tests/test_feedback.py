@@ -1,5 +1,5 @@
-"""The feedback pages (grader/output/feedback.py): outputs capped while the kernel runs, nothing the
-student wrote live in the page, math rendered offline.
+"""The feedback pages (grader/output/feedback.py): outputs capped while the kernel runs
+(grader/kernels/execute.py), nothing the student wrote live in the page, math rendered offline.
 
 Unit tests first; then one real grading run (module fixture) of a reference answer and a hostile
 submission, whose page Chromium opens with the network blocked.
@@ -23,14 +23,14 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from traitlets.config import Config
 
 from grader import course, grade
-from grader.kernels import manager
+from grader.kernels import execute, manager
 from grader.output import feedback
 from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
 
 ASSIGNMENT = "residuals"  # quick to grade
-LIMIT = feedback.MAX_OUTPUT_CHARS
+LIMIT = execute.MAX_OUTPUT_CHARS
 NOTE_ROOM = 200  # what a cap note adds to a capped entry
 BANNER = "全部通过 10/10"
 HOSTILE_HTML = (
@@ -49,13 +49,13 @@ VERDICT = "评分程序判定：✅ 通过（1 / 1 分）\n"
 
 def test_stream_text_is_cut():
     out = new_output("stream", name="stdout", text="x" * 3 * LIMIT)
-    assert feedback.cap_output(out) and feedback.is_capped(out)
-    assert len(out.text) < LIMIT + NOTE_ROOM and out.text.rstrip().endswith(feedback.TRIMMED)
+    assert execute.cap_output(out) and execute.is_capped(out)
+    assert len(out.text) < LIMIT + NOTE_ROOM and out.text.rstrip().endswith(execute.TRIMMED)
 
 
 def test_plain_text_is_cut():
     out = new_output("execute_result", data={"text/plain": "p" * 3 * LIMIT}, execution_count=1)
-    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert execute.cap_output(out) and execute.is_capped(out)
     assert len(out.data["text/plain"]) < LIMIT + NOTE_ROOM
 
 
@@ -70,7 +70,7 @@ def test_plain_text_is_cut():
 )
 def test_other_mime_entries_are_dropped_with_a_note(mime, value):
     out = new_output("display_data", data={mime: value, "text/plain": "<object>"})
-    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert execute.cap_output(out) and execute.is_capped(out)
     assert mime not in out.data
     assert out.data["text/plain"].startswith("<object>") and mime in out.data["text/plain"]
 
@@ -78,14 +78,14 @@ def test_other_mime_entries_are_dropped_with_a_note(mime, value):
 def test_error_traceback_and_message_are_cut():
     huge = "e" * 2 * LIMIT
     out = new_output("error", ename="ValueError", evalue=huge, traceback=["frame\n"] * 100 + [huge])
-    assert feedback.cap_output(out) and feedback.is_capped(out)
+    assert execute.cap_output(out) and execute.is_capped(out)
     assert len(out.evalue) < LIMIT + NOTE_ROOM
     assert sum(map(len, out.traceback)) < LIMIT + NOTE_ROOM and out.traceback[0] == "frame\n"
 
 
 def test_metadata_is_capped():
     out = new_output("display_data", data={"text/plain": "x"}, metadata={"junk": "m" * 2 * LIMIT})
-    assert feedback.cap_output(out) and out.metadata == {}
+    assert execute.cap_output(out) and out.metadata == {}
 
 
 def test_small_outputs_are_untouched():
@@ -95,21 +95,21 @@ def test_small_outputs_are_untouched():
         new_output("error", ename="KeyError", evalue="k", traceback=["KeyError: k"]),
     ]
     before = copy.deepcopy(outputs)
-    assert not any(feedback.cap_output(out) for out in outputs)
-    assert outputs == before and not any(map(feedback.is_capped, outputs))
+    assert not any(execute.cap_output(out) for out in outputs)
+    assert outputs == before and not any(map(execute.is_capped, outputs))
 
 
 def test_exported_programs_pass_unchanged():
     payload = {"test": "test_x", "programs": {"f": {"program": "v" * 3_000_000}}}
-    out = new_output("display_data", data={feedback.EVIDENCE_MIME: payload, "text/plain": "t" * 3 * LIMIT})
+    out = new_output("display_data", data={execute.EVIDENCE_MIME: payload, "text/plain": "t" * 3 * LIMIT})
     before = copy.deepcopy(out)
-    assert not feedback.cap_output(out) and out == before
+    assert not execute.cap_output(out) and out == before
 
 
 def _client():
     """nbgrader's Execute step with the caps, fed kernel messages by hand (no kernel)."""
     nb = new_notebook(cells=[new_code_cell("pass")])
-    client = feedback.CappedExecute()
+    client = execute.CappedExecute()
     client.nb = nb
     client.reset_execution_trackers()
     client.clear_before_next_output = False  # set by nbclient when a cell starts
@@ -125,19 +125,19 @@ def test_outputs_are_capped_as_they_arrive():
     client, cell = _client()
     client.process_message(_message("stream", {"name": "stdout", "text": "x" * 3 * LIMIT}), cell, 0)
     client.process_message(_message("display_data", {"data": {"text/html": "h" * 2 * LIMIT}, "metadata": {}}), cell, 0)
-    assert len(cell.outputs) == 2 and all(map(feedback.is_capped, cell.outputs))
+    assert len(cell.outputs) == 2 and all(map(execute.is_capped, cell.outputs))
     assert "text/html" not in cell.outputs[1].data
 
 
 def test_the_number_of_outputs_per_cell_is_capped_but_exported_programs_still_arrive():
     client, cell = _client()
-    for _ in range(feedback.MAX_OUTPUTS + 500):
+    for _ in range(execute.MAX_OUTPUTS + 500):
         client.process_message(_message("stream", {"name": "stdout", "text": "a\n"}), cell, 0)
     payload = {"test": "test_x", "programs": {"f": {"program": "v"}}}
-    programs = _message("display_data", {"data": {feedback.EVIDENCE_MIME: payload}, "metadata": {}})
+    programs = _message("display_data", {"data": {execute.EVIDENCE_MIME: payload}, "metadata": {}})
     client.process_message(programs, cell, 0)
-    assert len(cell.outputs) == feedback.MAX_OUTPUTS + 2
-    assert feedback.is_capped(cell.outputs[-2]) and cell.outputs[-1].data[feedback.EVIDENCE_MIME] == payload
+    assert len(cell.outputs) == execute.MAX_OUTPUTS + 2
+    assert execute.is_capped(cell.outputs[-2]) and cell.outputs[-1].data[execute.EVIDENCE_MIME] == payload
 
 
 def test_a_flood_of_exported_programs_stops_at_the_cells_caps():
@@ -145,24 +145,24 @@ def test_a_flood_of_exported_programs_stops_at_the_cells_caps():
 
     client, cell = _client()
     payload = {"test": "test_x", "programs": {"f": {"program": "v" * 100_000}}}
-    for _ in range(feedback.MAX_OUTPUTS + 10):
-        message = _message("display_data", {"data": {feedback.EVIDENCE_MIME: payload}, "metadata": {}})
+    for _ in range(execute.MAX_OUTPUTS + 10):
+        message = _message("display_data", {"data": {execute.EVIDENCE_MIME: payload}, "metadata": {}})
         client.process_message(message, cell, 0)
-    assert len(cell.outputs) <= feedback.MAX_OUTPUTS + 1
+    assert len(cell.outputs) <= execute.MAX_OUTPUTS + 1
     assert sum(len(json.dumps(o.get("data", {}))) for o in cell.outputs) <= verdict.MAX_PAYLOAD_CHARS
 
 
 def test_the_volume_of_outputs_per_cell_is_capped():
     client, cell = _client()
-    for _ in range(3 * feedback.MAX_CELL_CHARS // LIMIT):
+    for _ in range(3 * execute.MAX_CELL_CHARS // LIMIT):
         client.process_message(_message("stream", {"name": "stdout", "text": "y" * LIMIT}), cell, 0)
-    assert sum(len(out.text) for out in cell.outputs) < feedback.MAX_CELL_CHARS + LIMIT + NOTE_ROOM
-    assert feedback.is_capped(cell.outputs[-1])
+    assert sum(len(out.text) for out in cell.outputs) < execute.MAX_CELL_CHARS + LIMIT + NOTE_ROOM
+    assert execute.is_capped(cell.outputs[-1])
 
 
 def test_both_execute_steps_cap():
-    assert feedback.CappedExecute in feedback.autograde_preprocessors()  # unsandboxed
-    assert issubclass(manager.SandboxExecute, feedback.OutputCap)
+    assert execute.CappedExecute in execute.autograde_preprocessors()  # unsandboxed
+    assert issubclass(manager.SandboxExecute, execute.OutputCap)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +305,7 @@ def test_autograded_notebook_is_capped(graded):
     sizes = [len(o.get("text", "")) for o in outputs] + [sum(map(len, o.get("traceback", []))) for o in outputs]
     sizes += [len(v) for o in outputs for v in o.get("data", {}).values() if isinstance(v, str)]
     assert max(sizes) < LIMIT + NOTE_ROOM
-    assert sum(map(feedback.is_capped, outputs)) >= 3  # the print, the HTML, the error
+    assert sum(map(execute.is_capped, outputs)) >= 3  # the print, the HTML, the error
 
 
 def test_feedback_page_has_nothing_live_from_the_student(graded):
@@ -324,12 +324,12 @@ def test_pages_show_the_export_note_and_the_verdict_not_the_programs(graded):
         page = _feedback_page(out, student).read_text(encoding="utf-8")
         notes = re.findall(r"🔒 测试 (\w+)：导出的程序已交给评分程序", page)
         assert set(notes) >= {"test_custom_vjp", "test_visible_value_grad", "test_visible_residuals"}, notes
-        assert page.count("评分程序判定：✅ 通过") == 6 and feedback.EVIDENCE_MIME not in page
+        assert page.count("评分程序判定：✅ 通过") == 6 and execute.EVIDENCE_MIME not in page
         if student == "reference":  # mallory's page holds its own long runs of x and y
             assert not re.search(r"[A-Za-z0-9+/]{200}", page), "a page holds a long base64 run (a program?)"
         path = course.notebook_path(out / "course" / "autograded" / student, ASSIGNMENT)
         outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
-        assert not [o for o in outputs if feedback.EVIDENCE_MIME in o.get("data", {})], "a program was kept"
+        assert not [o for o in outputs if execute.EVIDENCE_MIME in o.get("data", {})], "a program was kept"
 
 
 def test_every_link_of_a_feedback_page_resolves(graded):

@@ -28,7 +28,7 @@ from ch4protocol import GRADING_ENV
 
 from grader import course, messages
 from grader.judging import verdict
-from grader.kernels import manager, sandbox
+from grader.kernels import execute, manager, sandbox
 from grader.output import feedback
 from grader.pipeline import staging
 
@@ -86,7 +86,7 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     if sandboxed:
         config.Autograde.autograde_preprocessors = manager.autograde_preprocessors()
     else:  # outputs are capped either way
-        config.Autograde.autograde_preprocessors = feedback.autograde_preprocessors()
+        config.Autograde.autograde_preprocessors = execute.autograde_preprocessors()
     # Feedback shows each test's outcome and message but not the hidden tests' code, so an
     # assignment can be reused next term. Nothing the student wrote is live in it (grader/output/feedback.py).
     config.GenerateFeedback.preprocessors = [
@@ -127,7 +127,7 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if out.get("output_type") == "error" and out.get("evalue") == feedback.KERNEL_RESTARTED:
+            if out.get("output_type") == "error" and out.get("evalue") == execute.KERNEL_RESTARTED:
                 notes.append(messages.cell_stuck(grade_id, cell_timeout))
             elif out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError":
                 notes.append(messages.cell_timed_out(grade_id, cell_timeout))
@@ -136,9 +136,9 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
                     notes.append(messages.NOT_ANSWERED)
                 else:
                     notes.append(messages.answer_raised(out.get("ename"), str(out.get("evalue", ""))))
-            trimmed = trimmed or feedback.is_capped(out)
+            trimmed = trimmed or execute.is_capped(out)
     if trimmed:
-        notes.append(messages.output_trimmed(feedback.MAX_OUTPUT_CHARS))
+        notes.append(messages.output_trimmed(execute.MAX_OUTPUT_CHARS))
     return notes
 
 

@@ -24,8 +24,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 from nbgrader.preprocessors import Execute
 
-from grader.kernels import forkserver, sandbox
-from grader.output import feedback
+from grader.kernels import execute, forkserver, sandbox
 
 
 class ForkProvisioner(LocalProvisioner):
@@ -168,7 +167,7 @@ class SandboxKernelManager(AsyncKernelManager):
             self.box.close()
 
 
-class SandboxExecute(feedback.RestartStuckKernel, feedback.OutputCap, Execute):
+class SandboxExecute(execute.RestartStuckKernel, execute.OutputCap, Execute):
     """nbgrader's Execute step with sandboxed kernels (nbgrader passes its own manager class
     as an argument, which configuration cannot override), capped outputs, and a restart past a
     cell that no interrupt stops."""
@@ -180,4 +179,4 @@ class SandboxExecute(feedback.RestartStuckKernel, feedback.OutputCap, Execute):
 
 def autograde_preprocessors() -> list:
     """nbgrader's autograde steps, with Execute sandboxed (and capped)."""
-    return feedback.autograde_preprocessors(SandboxExecute)
+    return execute.autograde_preprocessors(SandboxExecute)
