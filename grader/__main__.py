@@ -108,8 +108,8 @@ def cmd_worker(args) -> int:
     kernel has its own cgroup), the course's headless settings, mutual TLS with the course's
     certificates, no HTTP server; says how it sandboxes first."""
     from grader.cluster import engine
-    from grader.judging import worker
     from grader.kernels import sandbox
+    from grader.pipeline import worker
 
     try:
         engine.check_address(args.scheduler)

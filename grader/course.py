@@ -116,3 +116,10 @@ def _schema_version_in_process() -> None:
     import nbgrader.api
 
     nbgrader.api.get_alembic_version = schema_version
+
+
+# What nbgrader's `submit` writes beside the notebook and `collect` copies: when it was handed in
+# (Formgrader's timestamp, lateness) and the secret that names its feedback in the exchange.
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+JOURNAL = "outcomes.jsonl"  # in the course folder: one line per outcome, notes and all

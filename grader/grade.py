@@ -6,7 +6,7 @@ that a broken submission cannot derail. It is split along the process boundary:
 * grader/pipeline/intake.py, in this process: each submission is only read and checked (empty file,
   invalid JSON, wrong file name, cells deleted or edited, answering rules): unusable ones get a
   score of 0 and a reason, the others are copied into a course folder under OUT_DIR.
-* grader/judging/worker.py, anywhere: each accepted submission is one task (its bytes and its seed in;
+* grader/pipeline/worker.py, anywhere: each accepted submission is one task (its bytes and its seed in;
   scores, the autograded notebook and the feedback out), graded in a sandboxed kernel inside
   the worker's private nbgrader course folder; grader/cluster/engine.py runs the tasks on Dask (a local
   cluster, or the one at --scheduler).
@@ -33,10 +33,9 @@ from grader import REPO, course, messages
 from grader.cluster import engine
 from grader.course import CEILING_SECONDS
 from grader.instructor import nbgrader_guard
-from grader.judging import worker
 from grader.kernels import sandbox
 from grader.output import report
-from grader.pipeline import intake, staging, store
+from grader.pipeline import intake, staging, store, worker
 
 
 class UsageError(Exception):

@@ -209,9 +209,8 @@ def _timed(cls, method: str):
 
 def breakdown(scratch: Path, repeats: int) -> None:
     from grader import grade
-    from grader.judging import worker
     from grader.kernels import manager
-    from grader.pipeline import staging
+    from grader.pipeline import staging, worker
 
     submitted, out = scratch / "references", scratch / "references-out"
     for assignment in course.ASSIGNMENTS:

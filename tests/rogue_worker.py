@@ -1,7 +1,7 @@
 """A rogue grading worker for tests/test_cluster_security.py (not a test module).
 
 Loaded into a `dask worker` that holds a course certificate (`--preload tests/rogue_worker.py`):
-a grading machine taken over. Dask calls `grader.judging.worker.grade_task` by name, so replacing it
+a grading machine taken over. Dask calls `grader.pipeline.worker.grade_task` by name, so replacing it
 here makes this worker return a forged result for the student `mallory` (700 points on every
 test) while it grades everyone else honestly.
 
@@ -13,8 +13,7 @@ starts a new one and the scheduler tries the task again until it gives up.
 import os
 import signal
 
-from grader.judging import worker
-from grader.pipeline import store
+from grader.pipeline import store, worker
 
 FORGED_FOR = "mallory"
 FORGED_SCORE = 700.0

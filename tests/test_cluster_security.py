@@ -39,8 +39,7 @@ from jupyter_servers import free_port
 
 from grader import REPO, course, messages
 from grader.cluster import certs, engine
-from grader.judging import worker
-from grader.pipeline import store
+from grader.pipeline import store, worker
 from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster_security")  # one worker owns the scheduler
@@ -222,7 +221,7 @@ def forged_run(cluster, tmp_path_factory):
     died = grade_cli(alone, alone_out, *on_cluster, jobs=1, timeout=900)
     wait_for_one_worker(cluster["address"], cluster["tls"])  # its nanny restarts it after zed
     journal = [
-        json.loads(line) for o in (out, alone_out) for line in (o / "course" / store.JOURNAL).read_text().splitlines()
+        json.loads(line) for o in (out, alone_out) for line in (o / "course" / course.JOURNAL).read_text().splitlines()
     ]
     return {
         "done": done,
@@ -304,7 +303,7 @@ def test_a_worker_of_another_course_version_refuses_and_the_submission_is_left_u
     assert "another version of the course or the grader" in done.stdout
     assert read_csv(out) == {}, "an ungraded submission got a row in grades.csv"
     assert gradebook_rows(course.sqlite_url(out / "course")) == {}
-    assert "carol" not in (out / "course" / store.JOURNAL).read_text(), "journaled as done: a re-run would skip it"
+    assert "carol" not in (out / "course" / course.JOURNAL).read_text(), "journaled as done: a re-run would skip it"
 
 
 # —— store.refusal, on forged results: fast, no cluster ——

@@ -1,7 +1,8 @@
 """The package layout holds (docs/architecture.md): the grading core (`grader`) never imports its
-proof (`proof`: catalogue, attacks, sample classes, demo, benchmark, compile counter), and no two
+proof (`proof`: catalogue, attacks, sample classes, demo, benchmark, compile counter), no two
 modules of the grader import each other, directly or around a loop, at the top or inside a
-function. Fast: every module is imported once, in a fresh interpreter, without running anything."""
+function, and its subpackages stand in layers (`LAYERS`). Fast: every module is imported once,
+in a fresh interpreter, without running anything."""
 
 from __future__ import annotations
 
@@ -102,6 +103,50 @@ def test_no_import_cycle_between_grader_modules():
     edges = graph(grader_modules())
     assert edges["grader.kernels.forkserver"] >= {"grader.kernels.sandbox"}, "the graph does not see imports"
     assert not cycles(edges), cycles(edges)
+
+
+# The subpackages in layers, each built on the ones before it: a kernel runs code; the judging
+# reads what it exported; the output shows the verdicts; the pipeline takes one submission through
+# all of them into the gradebook; the cluster runs many pipelines. `instructor` (nbgrader's own
+# tools, the student edition) needs none of them. Any subpackage may use the shared modules
+# (course, messages, nbtools); grade.py and __main__.py, the commands, may use everything.
+LAYERS = ("instructor", "kernels", "judging", "output", "pipeline", "cluster")
+SHARED = {"grader", "grader.course", "grader.messages", "grader.nbtools"}
+
+
+def layering_violations(edges: dict[str, set[str]]) -> list[str]:
+    def layer(module: str) -> int | None:
+        part = module.split(".")[1] if "." in module else None
+        return LAYERS.index(part) if part in LAYERS else None
+
+    found = []
+    for source, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            mine, theirs = layer(source), layer(target)
+            if source in SHARED and target not in SHARED:
+                found.append(f"{source} (shared) imports {target}")
+            elif mine is not None and theirs is not None and theirs > mine:
+                found.append(f"{source} imports {target}, a layer above it")
+            elif mine is not None and theirs is None and target not in SHARED:
+                found.append(f"{source} imports the command module {target}")
+    return found
+
+
+def test_subpackages_only_build_on_the_layers_below():
+    edges = graph(grader_modules())
+    subpackages = {p.name for p in GRADER.iterdir() if (p / "__init__.py").exists()}
+    assert set(LAYERS) == subpackages, "a subpackage has no layer"
+    assert not layering_violations(edges), layering_violations(edges)
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert layering_violations({"grader.kernels.x": {"grader.output.y"}, "grader.output.y": {"grader.kernels.x"}}) == [
+        "grader.kernels.x imports grader.output.y, a layer above it"
+    ]
+    assert layering_violations({"grader.course": {"grader.kernels.x"}, "grader.pipeline.z": {"grader.grade"}}) == [
+        "grader.course (shared) imports grader.kernels.x",
+        "grader.pipeline.z imports the command module grader.grade",
+    ]
 
 
 def test_the_cycle_finder_finds_a_cycle():

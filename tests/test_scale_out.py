@@ -26,7 +26,6 @@ from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradeb
 
 from grader import REPO, course
 from grader.cluster import certs
-from grader.pipeline import store
 from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster")  # the worker that owns the shared servers runs these
@@ -36,7 +35,7 @@ CLASS = ("residuals", "stop_gradient", "clip_global_norm")  # a quarter of the s
 
 def journaled(out) -> set:
     """The submissions OUT_DIR's journal holds a whole line for (a line cut by a kill is none)."""
-    path, keys = out / "course" / store.JOURNAL, set()
+    path, keys = out / "course" / course.JOURNAL, set()
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:
             entry = json.loads(line)
@@ -258,7 +257,7 @@ def test_unreachable_servers_are_one_line_and_write_nothing(tmp_path, option, me
 def test_a_worker_refuses_a_task_for_another_course_version():
     """A task whose course digest is not this worker's is refused, never graded (and never
     zeroed: grader/cluster/engine.py leaves it for a re-run)."""
-    from grader.judging import worker
+    from grader.pipeline import worker
 
     task = fake_task("s", digest="a digest of some other course")
     with pytest.raises(worker.CourseMismatch, match="another version of the course"):
@@ -271,8 +270,7 @@ def test_a_notebook_nbgrader_cannot_process_is_reported_with_what_was_raised():
     the worker directly). Its reason is what was raised, not nbgrader's closing line, which says
     only "see the traceback above" (the traceback itself is not kept)."""
     from grader import messages
-    from grader.judging import worker
-    from grader.pipeline import staging
+    from grader.pipeline import staging, worker
 
     task = worker.Task("s", "safe_norm", b"{not json", "0" * 64, staging.source_digest("safe_norm"), 60, 300)
     graded = worker.grade_task(task)
@@ -281,7 +279,7 @@ def test_a_notebook_nbgrader_cannot_process_is_reported_with_what_was_raised():
 
 
 def fake_task(student: str, digest: str = "digest"):
-    from grader.judging import worker
+    from grader.pipeline import worker
 
     return worker.Task(student, "safe_norm", b"{}", "0" * 64, digest, 60, 300)
 
@@ -339,7 +337,7 @@ def test_a_task_given_up_beside_a_killer_is_tried_again_alone(no_dask):
 
     from grader import messages
     from grader.cluster import engine
-    from grader.judging import worker
+    from grader.pipeline import worker
 
     def outcome(task):
         if task.student == "killer" or client.events.count(("result", "honest")) == 1:

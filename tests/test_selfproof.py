@@ -23,8 +23,7 @@ import pytest
 from helpers import grade_cli
 
 from grader import course
-from grader.judging import worker
-from grader.pipeline import store
+from grader.pipeline import worker
 from proof import answers, sample_classes
 
 ENTRIES = answers.entries()
@@ -44,7 +43,7 @@ def pipeline(tmp_path_factory):
     sample_classes.selfproof_class(submitted, SAMPLE)
     done = grade_cli(submitted, out, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
-    journal = (out / "course" / store.JOURNAL).read_text(encoding="utf-8").splitlines()
+    journal = (out / "course" / course.JOURNAL).read_text(encoding="utf-8").splitlines()
     notes = {f"{o['student']}/{o['assignment']}": o["notes"] for o in map(json.loads, journal)}
     with open(out / "grades.csv", encoding="utf-8") as handle:
         grades = {  # a failure below quotes the grader's own notes, so it says which test and why

@@ -44,9 +44,9 @@ from ch4protocol import VERDICT_MARKER, derive_seed, free_names, split_test_cell
 from helpers import gradebook_rows, read_csv, settle
 
 from grader import REPO, course, grade, messages
-from grader.judging import verdict, worker
+from grader.judging import verdict
 from grader.kernels import sandbox
-from grader.pipeline import intake
+from grader.pipeline import intake, worker
 from proof import answers, hostile
 
 # The distributed run grades on the servers tests/test_scale_out.py uses too (tests/conftest.py):

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from grader import REPO, messages
 from grader.cluster import certs
-from grader.judging import worker
+from grader.pipeline import worker
 
 WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
 CONNECT_TIMEOUT = "10s"

@@ -99,12 +99,11 @@ def write(out: Path) -> Path:
 
 def recorded_submissions(out: Path) -> list[Submission]:
     """The submissions of OUT/grades.csv (the last run), as the run's journal recorded them."""
-    from grader.pipeline.store import JOURNAL  # the record of every outcome, notes and all
 
     with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
         rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}
     found = {}
-    for line in (out / "course" / JOURNAL).read_text(encoding="utf-8").splitlines():
+    for line in (out / "course" / course.JOURNAL).read_text(encoding="utf-8").splitlines():
         try:
             entry = json.loads(line)
         except ValueError:

@@ -19,7 +19,6 @@ import nbformat
 
 from grader import course, messages
 from grader.output import feedback
-from grader.pipeline.intake import NBGRADER_FILES
 
 # OUT/course/<WORKER_FEEDBACK>/<student>/<assignment>/: the page each worker made, before the
 # grader's notes. OUT/course/feedback/ is nbgrader's: what release_feedback sends (see below).
@@ -137,10 +136,10 @@ def release_layout(root: Path, student: str, assignment: str, pages: Path) -> No
     target = root / "feedback" / student / assignment
     shutil.rmtree(target, ignore_errors=True)
     submitted = root / "submitted" / student / assignment
-    if not all((submitted / name).is_file() for name in NBGRADER_FILES):
+    if not all((submitted / name).is_file() for name in course.NBGRADER_FILES):
         return
     target.mkdir(parents=True)
-    for name in NBGRADER_FILES:
+    for name in course.NBGRADER_FILES:
         shutil.copyfile(submitted / name, target / name)
     for page in pages.glob("*.html"):
         text = page.read_text(encoding="utf-8").replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)

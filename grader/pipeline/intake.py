@@ -20,7 +20,7 @@ import nbformat
 from ch4protocol import TEST_MAGIC
 from nbformat.corpus.words import generate_corpus_id
 
-from grader import messages
+from grader import course, messages
 
 
 def receive(folder: Path, assignment: str, release) -> tuple[object | None, list[str], list[str]]:
@@ -225,15 +225,10 @@ def folder_digest(folder: Path) -> str:
     return sha.hexdigest()
 
 
-# What nbgrader's `submit` writes beside the notebook and `collect` copies: when it was handed in
-# (Formgrader's timestamp, lateness) and the secret that names its feedback in the exchange.
-NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
-
-
 def nbgrader_files(folder: Path) -> dict[str, str]:
-    """{name: text} of the NBGRADER_FILES a submission folder holds as short plain files."""
+    """{name: text} of the course.NBGRADER_FILES a submission folder holds as short plain files."""
     found = {}
-    for name in NBGRADER_FILES:
+    for name in course.NBGRADER_FILES:
         path = folder / name
         try:
             if folder.is_symlink() or path.is_symlink() or not path.is_file() or path.stat().st_size > 1024:

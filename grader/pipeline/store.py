@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 
 from grader import course
-from grader.judging import worker
 from grader.output import report
+from grader.pipeline import worker
 
 
 @dataclass
@@ -200,19 +200,16 @@ def record_submission(
         raise
 
 
-JOURNAL = "outcomes.jsonl"
-
-
 def journal(root: Path, outcome: Outcome) -> None:
     """One line per finished submission, appended at once: an interrupted run loses nothing done."""
-    with open(root / JOURNAL, "a", encoding="utf-8") as handle:
+    with open(root / course.JOURNAL, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
 
 
 def read_journal(root: Path) -> dict:
     entries = {}
-    if (root / JOURNAL).exists():
-        for line in (root / JOURNAL).read_text(encoding="utf-8").splitlines():
+    if (root / course.JOURNAL).exists():
+        for line in (root / course.JOURNAL).read_text(encoding="utf-8").splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
@@ -225,6 +222,6 @@ def compact_journal(root: Path, outcomes: dict) -> None:
     """Keep each submission's latest line, plus those of submissions not in this run's folder."""
     entries = read_journal(root)
     entries.update({key: asdict(outcome) for key, outcome in outcomes.items()})
-    fresh = root / (JOURNAL + ".new")
+    fresh = root / (course.JOURNAL + ".new")
     fresh.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries.values()), encoding="utf-8")
-    fresh.replace(root / JOURNAL)
+    fresh.replace(root / course.JOURNAL)
