@@ -107,9 +107,9 @@ def cmd_worker(args) -> int:
     """A thin wrapper over `dask worker`: one submission per process, no memory restarts (each
     kernel has its own cgroup), the course's headless settings, mutual TLS with the course's
     certificates, no HTTP server; says how it sandboxes first."""
+    from grader import nbtools
     from grader.cluster import engine
     from grader.kernels import sandbox
-    from grader.pipeline import worker
 
     try:
         engine.check_address(args.scheduler)
@@ -118,7 +118,7 @@ def cmd_worker(args) -> int:
         print(f"grader worker: {err}", file=sys.stderr)
         return 2
     print(f"grader worker: {sandbox.describe()}", flush=True)
-    os.environ.update(worker.HEADLESS_ENV)
+    os.environ.update(nbtools.HEADLESS_ENV)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
     argv += ["--nworkers", str(args.nworkers), "--nthreads", "1", "--memory-limit", "0"]
     argv += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]

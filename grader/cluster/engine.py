@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from grader import REPO, messages
+from grader import REPO, messages, nbtools
 from grader.cluster import certs
 from grader.pipeline import worker
 
@@ -66,7 +66,7 @@ def connect(scheduler: str | None, jobs: int, tls: Path | None = None):
     or of a new local cluster of `jobs` processes."""
     from distributed import Client, LocalCluster, Security
 
-    os.environ.update(worker.HEADLESS_ENV)  # local workers inherit it; remote ones set it themselves
+    os.environ.update(nbtools.HEADLESS_ENV)  # local workers inherit it; remote ones set it themselves
     if scheduler is None:
         cluster = LocalCluster(
             n_workers=jobs,

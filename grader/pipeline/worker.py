@@ -26,14 +26,13 @@ from pathlib import Path
 import nbformat
 from ch4protocol import GRADING_ENV
 
-from grader import course, messages
+from grader import course, messages, nbtools
 from grader.judging import verdict
 from grader.kernels import execute, manager, sandbox
 from grader.output import feedback
 from grader.pipeline import staging
 
 Key = tuple[str, str]  # (student, assignment)
-HEADLESS_ENV = {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}
 
 
 @dataclass(frozen=True)
@@ -199,7 +198,7 @@ _first_digest: dict[str, str] = {}  # per process: each assignment's digest when
 def _scratch_course(task: Task):
     """This process's private course folder and nbgrader API, with the task's assignment staged."""
     if task.cell_timeout not in _courses:
-        os.environ.update(HEADLESS_ENV)
+        os.environ.update(nbtools.HEADLESS_ENV)
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
         root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
