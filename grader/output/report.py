@@ -9,12 +9,12 @@ formula is neutralised, and the terminal never gets a control or bidirectional c
 from __future__ import annotations
 
 import csv
-import html
 import re
 import shutil
 import unicodedata
 from pathlib import Path
 
+import jinja2
 import nbformat
 
 from grader import course, messages
@@ -46,13 +46,19 @@ def spreadsheet_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
+NOTES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent.parent / "templates" / "notes"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def _notes(outcome) -> dict:
+    return {"title": messages.notes_title(outcome.student, outcome.assignment), "notes": outcome.notes}
+
+
 def _notes_html(outcome) -> str:
-    items = "".join(f"<li>{html.escape(n)}</li>" for n in outcome.notes)
-    return (
-        f'<div style="border:2px solid #c60;padding:8px;margin:8px;font-family:sans-serif">'
-        f"<b>{html.escape(messages.notes_title(outcome.student, outcome.assignment))}</b>"
-        f"<ul>{items}</ul></div>"
-    )
+    return NOTES.get_template("notes.html.j2").render(_notes(outcome))
 
 
 def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
@@ -75,11 +81,10 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
                     )
                 (target / page.name).write_text(text, encoding="utf-8")
         else:
-            page = (
-                f'<!DOCTYPE html><html lang="zh"><meta charset="utf-8"><title>{html.escape(assignment)}'
-                f"</title><body><h1>{html.escape(assignment)}：{outcome.score:g} / {outcome.max_score:g}</h1>"
-                f"{_notes_html(outcome)}<p>{messages.RESUBMIT}</p></body></html>"
-            )
+            page = NOTES.get_template("ungraded.html.j2").render(
+                _notes(outcome), assignment=assignment, score=f"{outcome.score:g}", max_score=f"{outcome.max_score:g}",
+                resubmit=messages.RESUBMIT,
+            )  # fmt: skip
             (target / f"{assignment}.html").write_text(page, encoding="utf-8")
         release_layout(root, student, assignment, target)
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
