@@ -51,24 +51,26 @@ class CpuAccount:
             self.group.rmdir()
 
 
-_ACCOUNT: list[CpuAccount | None] = [None]
+_account: CpuAccount | None = None  # while a benchmark runs: its cgroup, when one could be made
 
 
 def start() -> str:
     """Count this process tree from now on, if a cgroup can be made; says what is counted."""
-    _ACCOUNT[0] = CpuAccount.open()
-    return "this process tree (its cgroup)" if _ACCOUNT[0] else "the whole machine (/proc/stat: others count too)"
+    global _account
+    _account = CpuAccount.open()
+    return "this process tree (its cgroup)" if _account else "the whole machine (/proc/stat: others count too)"
 
 
 def stop() -> None:
-    if _ACCOUNT[0] is not None:
-        _ACCOUNT[0].close()
-        _ACCOUNT[0] = None
+    global _account
+    if _account is not None:
+        _account.close()
+        _account = None
 
 
 def cpu_seconds() -> float:
     """This process tree's CPU seconds (its cgroup), or the whole machine's busy seconds."""
-    return _ACCOUNT[0].seconds() if _ACCOUNT[0] is not None else busy_seconds()
+    return _account.seconds() if _account is not None else busy_seconds()
 
 
 def busy_seconds() -> float:
