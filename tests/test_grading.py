@@ -83,11 +83,14 @@ def graded(tmp_path_factory):
     protected = {"submitted": submitted, "solutions": course.SOLUTIONS, "exercises": course.EXERCISES}
     before = {name: checksums(folder) for name, folder in protected.items()}
     out = tmp_path_factory.mktemp("out")
-    done = grade(submitted, out)
+    scratch = tmp_path_factory.mktemp("tmpdir")  # the run's TMPDIR: its workers' scratch courses go here
+    done = grade(submitted, out, env=os.environ | {"TMPDIR": str(scratch)})
     return SimpleNamespace(
         submitted=submitted,
         out=out,
         done=done,
+        # Dask's own dask-scratch-space (two empty lock files, shared by every Dask process) may stay
+        scratch_left=sorted(p.name for p in scratch.iterdir() if p.name != "dask-scratch-space"),
         unchanged=[name for name, folder in protected.items() if checksums(folder) == before[name]],
         header=(out / "grades.csv").read_text(encoding="utf-8").splitlines()[0],
         rows=read_csv(out),
@@ -101,6 +104,12 @@ def test_run_completes_and_writes_nothing_but_its_output(graded):
     assert graded.done.returncode == 0, graded.done.stderr[-3000:]
     assert graded.unchanged == ["submitted", "solutions", "exercises"], "the grader changed its input or the course"
     assert "unknown assignment" in graded.done.stdout
+
+
+def test_the_run_leaves_no_scratch_folder_behind(graded):
+    # each worker process grades in a private course folder under TMPDIR; it goes when the process does
+    assert graded.done.returncode == 0, graded.done.stderr[-3000:]
+    assert graded.scratch_left == []
 
 
 def test_a_progress_line_for_each_submission_graded(graded):

@@ -12,6 +12,7 @@ grader/cluster/engine.py sends tasks to worker processes (a local Dask cluster, 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import hmac
 import os
@@ -201,6 +202,7 @@ def _scratch_course(task: Task):
         os.environ.update(nbtools.HEADLESS_ENV)
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
         root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)  # Dask's worker processes run it too
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
     root, api, staged = _courses[task.cell_timeout]
     # Checked on every task: a long-lived worker must not grade with a course that changed on
