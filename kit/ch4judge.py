@@ -383,11 +383,14 @@ def run_body(body: str, space: dict, filename: str) -> None:
 
 
 def judge(job: dict, out=sys.stdout) -> None:
-    """`job`: {"secret", "tests": [{"id", "points", "body", "hidden"}], "programs": {test: payload}}.
+    """`job`: {"secret", "tests": [{"id", "points", "body", "hidden"}], "programs": {test: payload},
+    "cache": a folder for compiled programs (optional)}.
     Only the export parts ran in the student's kernel; here each whole test body runs again, where
     `programs(...)` returns what that kernel exported and `seed_for` draws the secret inputs."""
     secret = job["secret"]
     received = job.get("programs", {})
+    if job.get("cache"):
+        keep_compiled_programs(job["cache"])
     for test in job["tests"]:
         loaded, refusals = load_all(received[test["id"]]) if test["id"] in received else (None, [])
         check = check_close if not test["hidden"] else _hidden_check_close
@@ -420,6 +423,20 @@ def judge(job: dict, out=sys.stdout) -> None:
         line = {"test": test["id"], "passed": message is None, "message": message, "refused": refusals}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         out.flush()
+
+
+def keep_compiled_programs(folder: str) -> None:
+    """XLA's compiled programs go to `folder` and are loaded from it: JAX's persistent compilation
+    cache, keyed by the program without its source locations. The judges of one grading process
+    share it, so two students whose answers export the same program compile it once. Only judges
+    see the folder, and no student code runs in a judge: an entry is what XLA compiled from the
+    program its key names."""
+    from jax.experimental.compilation_cache import compilation_cache
+
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # a verdict compiles many small ones
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    compilation_cache.reset_cache()  # a forked judge inherits a server that may have checked it already
+    compilation_cache.set_cache_dir(folder)
 
 
 def _hidden_check_close(*args, **kwargs):

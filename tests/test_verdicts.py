@@ -214,6 +214,49 @@ def test_the_reference_exports_every_test_and_the_judge_gives_full_marks(exporte
     assert all(r.passed and r.points == r.max_points for r in exported.judged["reference"].values())
 
 
+def test_judges_sharing_a_cache_folder_judge_as_judges_without_one(exported, tmp_path):
+    """The grader's judges keep XLA's compiled programs in a folder per grading process
+    (kit/ch4judge.keep_compiled_programs): sandboxed judges, as user nobody, write it, and their
+    verdicts on the right answer and on a wrong one, judged twice each, are those of a judge
+    without it."""
+    cache = verdict.new_cache(tmp_path)
+    for name, payloads in (("reference", exported.reference), ("wrong", exported.wrong)):
+        programs = {t: p["programs"] for t, p in payloads.items()}
+        twice = [verdict.judge(ASSIGNMENT, programs, "key", cache=cache) for _ in range(2)]
+        assert twice == [(list(exported.judged[name].values()), [])] * 2, name
+    assert len(list(cache.iterdir())) > 5, "the judges wrote no compiled programs"
+
+
+LOAD_TWICE = """
+import io, json, sys
+import ch4judge
+from jax._src import monitoring
+counts = {}
+monitoring.register_event_listener(lambda event, **_: counts.__setitem__(event, counts.get(event, 0) + 1))
+job = json.load(sys.stdin)
+ch4judge.judge(job, out=io.StringIO())
+first = dict(counts)
+ch4judge._loaded.clear()
+jax = ch4judge.jax
+jax.clear_caches()  # only the folder is left to remember the programs
+ch4judge.judge(job, out=io.StringIO())
+print(json.dumps({k.rsplit("/", 1)[-1]: counts.get(k, 0) - first.get(k, 0) for k in counts if "compilation_cache" in k}))
+"""
+
+
+def test_a_second_judge_loads_every_program_from_the_cache_folder(exported, tmp_path):
+    """What makes the folder worth having: a judge that finds a program there loads it instead of
+    compiling it. Two judges in one process, its in-memory caches emptied between them."""
+    programs = {t: p["programs"] for t, p in exported.reference.items()}
+    job = {"secret": "key", "cache": str(tmp_path), "tests": verdict.test_cells(ASSIGNMENT), "programs": programs}
+    env = {**os.environ, "PYTHONPATH": str(sandbox.KIT), "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", LOAD_TWICE], input=json.dumps(job), capture_output=True, text=True,
+                          env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    second = json.loads(done.stdout.splitlines()[-1])
+    assert second.get("cache_hits", 0) > 5 and second.get("cache_misses", 0) == 0, second
+
+
 def test_a_wrong_answers_programs_score_as_that_wrong_answer(exported):
     failed = {t for t, r in exported.judged["wrong"].items() if not r.passed}
     assert failed == {"test_visible_residuals", "test_hidden_residuals"}, failed

@@ -8,8 +8,13 @@ kernel too.
 
 from __future__ import annotations
 
+import atexit
 import copy
+import functools
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import NamedTuple
 
 import nbformat
@@ -57,11 +62,21 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     secret = secret or secrets.token_hex(16)
     run_in_kernel(nb, assignment, sandboxed=sandbox.probe() is None)
     programs, anomalies = verdict.read_programs(nb)
-    results, refused = verdict.judge(assignment, programs, secret)
+    results, refused = verdict.judge(assignment, programs, secret, cache=_cache())
     total = float(sum(r.max_points for r in results))
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
     flags = ["tampering"] if anomalies or refused else []
     return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused)
+
+
+@functools.cache
+def _cache() -> Path:
+    """This process's folder for the judges' compiled programs, removed when the process ends."""
+    from grader.judging import verdict
+
+    parent = Path(tempfile.mkdtemp(prefix="ch04-quick-"))
+    atexit.register(shutil.rmtree, parent, ignore_errors=True)
+    return verdict.new_cache(parent)
 
 
 def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 from ch4protocol import MIME, VERDICT_MARKER, split_test_cell
@@ -168,14 +169,28 @@ def _start_judge(box):
     )  # fmt: skip
 
 
-def _run_judge(tests: list[dict], programs: dict, secret: str, timeout: float) -> tuple[dict[str, dict], str | None]:
+def new_cache(parent: Path) -> Path:
+    """An empty folder under `parent` for `judge(cache=...)`, writable by the sandboxed judges."""
+    from grader.kernels import sandbox
+
+    folder = parent / "judge-cache"
+    folder.mkdir()
+    sandbox.give_to_sandbox(folder)
+    return folder
+
+
+def _run_judge(
+    tests: list[dict], programs: dict, secret: str, timeout: float, cache: Path | None
+) -> tuple[dict[str, dict], str | None]:
     """One judge process on `tests`: ({test id: its line}, why it stopped early: None, the
     message for a verdict that ran out of time, or for a judge that died)."""
     from grader.kernels import sandbox
 
-    job = json.dumps({"secret": secret, "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests
-                                                                    if t["id"] in programs}})  # fmt: skip
-    box = sandbox.Box(memory=JUDGE_MEMORY) if sandbox.probe() is None else None
+    job = json.dumps({
+        "secret": secret, "cache": str(cache) if cache else None,
+        "tests": tests, "programs": {t["id"]: programs[t["id"]] for t in tests if t["id"] in programs},
+    })  # fmt: skip
+    box = sandbox.Box(memory=JUDGE_MEMORY, shared=cache) if sandbox.probe() is None else None
     lines, cut = {}, None
     try:
         judge = _start_judge(box)
@@ -259,20 +274,20 @@ def _forward_lines(judge: subprocess.Popen, job: str, received: queue.Queue) -> 
 
 
 def judge(
-    assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120
+    assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120, cache: Path | None = None
 ) -> tuple[list[TestResult], list[str]]:
     """Judge every test of `assignment` on the kernel's `programs` with the student's key:
     (results in notebook order, refusals: programs the judge's policy did not accept). A verdict
     that does not finish within `timeout` seconds of the one before fails with that reason, and
-    the rest are judged
-    in a new process."""
+    the rest are judged in a new process. `cache`: a folder the judges of one grading process
+    keep XLA's compiled programs in (kit/ch4judge.keep_compiled_programs); no kernel sees it."""
     tests = test_cells(assignment)
     lines: dict[str, dict] = {}
     for _ in range(JUDGE_ROUNDS):
         todo = [t for t in tests if t["id"] not in lines]
         if not todo:
             break
-        got, cut = _run_judge(todo, programs, secret, timeout)
+        got, cut = _run_judge(todo, programs, secret, timeout, cache)
         lines.update(got)
         if cut:
             stuck = next((t for t in todo if t["id"] not in got), None)

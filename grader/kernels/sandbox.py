@@ -86,14 +86,20 @@ def kernel_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def command(
-    folder: Path, env: dict[str, str], cgroups: Sequence[Path] = (), nproc: int | None = MAX_PROCS
+    folder: Path,
+    env: dict[str, str],
+    cgroups: Sequence[Path] = (),
+    nproc: int | None = MAX_PROCS,
+    shared: Path | None = None,
 ) -> list[str]:
     """The prefix that runs a kernel command inside the sandbox, in `cgroups` (folders), with
-    `nproc` processes per user (None: no such limit, a pids cgroup caps them instead)."""
+    `nproc` processes per user (None: no such limit, a pids cgroup caps them instead). `shared`:
+    a second writable folder, one that outlives the sandbox (a judge's compiled programs)."""
     prefixes = {Path(sys.prefix), Path(sys.base_prefix), KIT}
+    writable = [folder] + ([shared] if shared else [])
     binds = []
     # bwrap makes missing parent folders 0700, which user nobody could not enter: make them first.
-    for parent in sorted({p for path in prefixes | {folder} for p in path.parents if p != Path("/")}):
+    for parent in sorted({p for path in prefixes | set(writable) for p in path.parents if p != Path("/")}):
         binds += ["--perms", "0755", "--dir", str(parent)]
     for path in sorted(prefixes):
         binds += ["--ro-bind", str(path), str(path)]
@@ -113,7 +119,7 @@ def command(
         # /tmp first: the venv, the repository or the kernel's folder may live under it.
         "--size", str(TMP_SIZE), "--perms", "1777", "--tmpfs", "/tmp",
         *binds,
-        "--bind", str(folder), str(folder),
+        *(arg for path in writable for arg in ("--bind", str(path), str(path))),
         "--chdir", "/tmp",  # not the private folder: that one is the grader's, and small
         "--clearenv",
         *setenv,
@@ -198,8 +204,11 @@ class Box:
     caps). `require`: the limits that must hold ("tmpfs", "pids", "memory"), else it raises; None
     tries them all and keeps what works (the probe). close() removes everything, killing leftovers."""
 
-    def __init__(self, require=None, memory: int | None = None, pids: int | None = None) -> None:
+    def __init__(
+        self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
+    ) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="ch4-kernel-"))
+        self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
         # Runs once: on close(), when the Box is collected, or when the grader exits.
@@ -224,7 +233,7 @@ class Box:
                     if require is not None:
                         raise
         if "tmpfs" not in self.held:
-            _own(self.folder)
+            give_to_sandbox(self.folder)
 
     def _mount(self) -> str:
         options = f"size={FOLDER_SIZE},nr_inodes=256,mode=0700,uid={NOBODY},gid={NOBODY},nosuid,nodev,noexec"
@@ -248,7 +257,7 @@ class Box:
 
     def command(self, env: dict[str, str]) -> list[str]:
         groups = list(dict.fromkeys(self.cgroups.values()))  # v2: one folder for both controllers
-        return command(self.folder, env, groups, nproc=None if "pids" in self.held else MAX_PROCS)
+        return command(self.folder, env, groups, nproc=None if "pids" in self.held else MAX_PROCS, shared=self.shared)
 
 
 def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None:
@@ -320,7 +329,8 @@ def describe() -> str:
     return line + (f"; per kernel: {have}" if have else "") + (f"; WARNING: {lack}" if lack else "")
 
 
-def _own(folder: Path) -> None:
+def give_to_sandbox(folder: Path) -> None:
+    """`folder` becomes the sandboxed user's, and only theirs."""
     if _as_root():
         os.chown(folder, NOBODY, NOBODY)
     folder.chmod(0o700)

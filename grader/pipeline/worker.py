@@ -159,7 +159,7 @@ def judge_autograded(
     path = course.notebook_path(root / "autograded" / student, assignment)
     nb = nbformat.read(path, as_version=4)
     programs, anomalies = verdict.read_programs(nb)
-    results, refused = verdict.judge(assignment, programs, seed, timeout=timeout)
+    results, refused = verdict.judge(assignment, programs, seed, timeout=timeout, cache=root / "judge-cache")
     results = {r.test: r for r in results}
     notes, flags = [], []
     if anomalies or refused:
@@ -203,6 +203,7 @@ def _scratch_course(task: Task):
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
         root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)  # Dask's worker processes run it too
+        verdict.new_cache(root)  # this process's judges share their compiled programs, the whole run
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
     root, api, staged = _courses[task.cell_timeout]
     # Checked on every task: a long-lived worker must not grade with a course that changed on
