@@ -237,10 +237,10 @@ job = json.load(sys.stdin)
 ch4judge.judge(job, out=io.StringIO())
 first = dict(counts)
 ch4judge._loaded.clear()
-jax = ch4judge.jax
-jax.clear_caches()  # only the folder is left to remember the programs
+ch4judge.jax.clear_caches()  # only the folder is left to remember the programs
 ch4judge.judge(job, out=io.StringIO())
-print(json.dumps({k.rsplit("/", 1)[-1]: counts.get(k, 0) - first.get(k, 0) for k in counts if "compilation_cache" in k}))
+second = {k.rsplit("/", 1)[-1]: counts.get(k, 0) - first.get(k, 0) for k in counts if "compilation_cache" in k}
+print(json.dumps(second))
 """
 
 
