@@ -43,7 +43,8 @@ setup`: the processes a grader starts import the grader their venv installed), i
 the seven reference answers and every natural answer of the catalogue graded with `grader grade
 --jobs 2` (CPU per graded notebook, this process tree's; a run where a reference misses full
 marks stops the benchmark), and `python -m ch4validate` (what `make check` runs) on the seven references, warm
-(after one run that fills the student's compilation cache), wall seconds. Medians of the repeats.
+(after one run that fills the student's compilation cache), wall seconds. The trees take turns
+in every repeat; medians of the repeats.
 
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
 one process, medians of the repeats): starting the kernel, the cells (their time and the CPU the
@@ -293,22 +294,26 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
         pool = [(f"reference-{a}", a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
         pool += [(f"{e.kind}-{e.slug}", e.assignment, e.answer) for e in answers.entries() if e.kind == "natural"]
         (scratch / "pool.json").write_text(json.dumps(pool), encoding="utf-8")
-        rows = {}
-        for number, (label, tree) in enumerate({"this tree": REPO, revision: worktree}.items()):
-            mine = scratch / str(number)
+        trees = {"this tree": (REPO, scratch / "0"), revision: (worktree, scratch / "1")}
+        checks = {}
+        for label, (tree, mine) in trees.items():
             _in_tree(tree, scratch, "-c", _WRITE_ANSWERS, str(scratch / "pool.json"), str(mine))
-            check = ["-m", "ch4validate", *sorted(str(p) for p in (mine / "check").rglob("*.ipynb"))]
-            _in_tree(tree, mine, *check)  # fills the compilation cache: the runs below are warm
-            graded, checked = [], []
-            for repeat in range(repeats):
+            checks[label] = ["-m", "ch4validate", *sorted(str(p) for p in (mine / "check").rglob("*.ipynb"))]
+            _in_tree(tree, mine, *checks[label])  # fills the compilation cache: the runs below are warm
+        graded, checked = {label: [] for label in trees}, {label: [] for label in trees}
+        # The trees take turns within each repeat, so a drift of the machine reaches both sides.
+        for repeat in range(repeats):
+            for label, (tree, mine) in trees.items():
                 out = str(mine / f"out-{repeat}")  # a fresh folder: nothing reused
                 grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "2", "--out", out]
-                graded.append(accounting.measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
+                graded[label].append(accounting.measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
                 _require_full_marks(Path(out) / "grades.csv", label)
-                checked.append(accounting.measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
-                print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[-1] / len(pool):.2f} core-s per graded "
-                      f"notebook, make check {checked[-1]:.2f} s", flush=True)  # fmt: skip
-            rows[label] = (statistics.median(graded) / len(pool), statistics.median(checked))
+                check = checks[label]
+                checked[label].append(accounting.measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
+                print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[label][-1] / len(pool):.2f} core-s per "
+                      f"graded notebook, make check {checked[label][-1]:.2f} s", flush=True)  # fmt: skip
+        rows = {label: (statistics.median(graded[label]) / len(pool), statistics.median(checked[label]))
+                for label in trees}  # fmt: skip
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
     (cpu, check_s), (old_cpu, old_check_s) = rows["this tree"], rows[revision]
