@@ -6,11 +6,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from helpers import kernel_session
 
+from grader.judging import verdict
 from grader.kernels import sandbox
 
 pytestmark = pytest.mark.xdist_group("sandbox-limits")
@@ -254,3 +256,23 @@ def test_a_verdict_beyond_the_judges_memory_cap_fails_alone_and_leaves_nothing(m
     for box in made:
         assert not mounted(box.folder) and not box.folder.exists(), box.folder
         assert not [g for g in box.cgroups.values() if g.exists()], box.cgroups
+
+
+def test_the_judges_compiled_programs_folder_is_a_judges_alone(boxes):
+    """The folder the judges of one grading process share (verdict.new_cache) is bound writable
+    into a judge's sandbox, and a kernel's sandbox holds nothing of it: it may keep constants a
+    verdict compiled in. It outlives the judge's Box, which removes only its own folder."""
+    require("tmpfs")
+    parent = Path(tempfile.mkdtemp(prefix="ch04-cache-test-"))
+    try:
+        cache = verdict.new_cache(parent)
+        look = "import os, sys; open(sys.argv[1] + '/entry', 'w').write('x'); print(os.listdir(sys.argv[1]))"
+        judge, kernel = boxes(shared=cache), boxes()
+        seen = run(judge, look, str(cache))
+        assert seen.stdout.strip() == "['entry']", seen.stderr[-500:]
+        hidden = run(kernel, look, str(cache))
+        assert hidden.returncode != 0 and "No such file or directory" in hidden.stderr, hidden.stderr[-500:]
+        judge.close()
+        assert (cache / "entry").read_text() == "x"
+    finally:
+        shutil.rmtree(parent)
