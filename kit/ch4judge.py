@@ -64,28 +64,9 @@ ALLOWED_OPS = frozenset(
 )
 # custom_call targets CPU JAX emits for linear algebra (LAPACK through XLA's FFI) and sharding
 # annotations (no-ops on one device). Callbacks into Python are not among them.
+_LAPACK = "getrf geqrf orgqr ungqr potrf syevd heevd gesdd geev gees gehrd sytrd hetrd gtsv trsm"
 ALLOWED_CUSTOM_CALLS = frozenset(
-    {
-        f"lapack_{t}{name}_ffi"
-        for t in "sdcz"
-        for name in (
-            "getrf",
-            "geqrf",
-            "orgqr",
-            "ungqr",
-            "potrf",
-            "syevd",
-            "heevd",
-            "gesdd",
-            "geev",
-            "gees",
-            "gehrd",
-            "sytrd",
-            "hetrd",
-            "gtsv",
-            "trsm",
-        )  # fmt: skip
-    }
+    {f"lapack_{t}{name}_ffi" for t in "sdcz" for name in _LAPACK.split()}
     | {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "ApproxTopK"}
 )
 MAX_PROGRAM_BYTES = 8 * 2**20  # one serialized program (a few thousand operations at most)

@@ -188,3 +188,21 @@ def test_every_module_has_its_row_in_the_architecture_page():
         if f"`{(rel := p.relative_to(REPO / root).as_posix())}`" not in page
     ]
     assert not missing, f"add a row to docs/architecture.md for: {missing}"
+
+
+def test_the_grading_digest_covers_every_module_the_grading_code_imports():
+    """staging.GRADING_CODE is the code whose change invalidates earlier grades and stops a worker
+    that differs. Whatever that code imports from the grader decides a grade too, so the digest
+    covers it, except the two layers it leaves out on purpose: cluster (transport) and
+    instructor (the instructor's tools)."""
+    from grader.pipeline import staging
+
+    covered = {module_name(path) for path in staging.grading_files()}
+    edges, reached, todo = graph(grader_modules()), set(), list(covered)
+    while todo:
+        for target in edges[todo.pop()] - reached:
+            reached.add(target)
+            todo.append(target)
+    left_out = ("grader.cluster", "grader.instructor")
+    missing = sorted(m for m in reached - covered if not m.startswith(left_out))
+    assert not missing, f"grading code imports these, and staging.GRADING_CODE does not cover them: {missing}"
