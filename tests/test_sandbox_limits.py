@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import kernel_session
 
+from grader import REPO
 from grader.judging import verdict
 from grader.kernels import sandbox
 
@@ -276,3 +277,32 @@ def test_the_judges_compiled_programs_folder_is_a_judges_alone(boxes):
         assert (cache / "entry").read_text() == "x"
     finally:
         shutil.rmtree(parent)
+
+
+ORPHAN = """
+import sys, time
+from grader.kernels import sandbox
+box = sandbox.Box(require=sandbox.limits())
+print(box.folder, *sorted(set(map(str, box.cgroups.values()))), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_graders_boxes_are_reaped_and_a_live_ones_are_not(boxes):
+    """A grader killed with SIGKILL runs no cleanup: its box's tmpfs, cgroups and folder stay.
+    The next grading run (reap_orphans) removes them, and leaves alone the box of a process that
+    lives, and a folder named after a pid that now belongs to another process."""
+    require("tmpfs")
+    child = subprocess.Popen([sys.executable, "-c", ORPHAN], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    folder, *groups = map(Path, child.stdout.readline().split())
+    child.kill()
+    child.wait()
+    child.stdout.close()
+    assert mounted(folder) and folder.exists() and all(g.exists() for g in groups), "the kill left nothing to reap"
+    mine = boxes()
+    reused = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{os.getpid()}-1-"))  # our pid, another start time
+    reaped = sandbox.reap_orphans()
+    assert folder in reaped and reused in reaped, reaped
+    assert not mounted(folder) and not folder.exists() and not any(g.exists() for g in groups)
+    assert not reused.exists()
+    assert mine.folder not in reaped and mounted(mine.folder), "a live process's box was removed"

@@ -207,7 +207,8 @@ class Box:
     def __init__(
         self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
     ) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="ch4-kernel-"))
+        # Named after this process (reap_orphans): its cgroups take the same name.
+        self.folder = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{_process_tag(os.getpid())}-"))
         self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
@@ -267,6 +268,36 @@ def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None
         # Lazy: a socket still open in the grader must not keep the mount (and this folder) alive.
         subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_tag(pid: int) -> str | None:
+    """`pid-starttime` of a live process (its start in clock ticks since boot: a reused pid
+    gets another), or None when no process has that pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return f"{pid}-{stat.rpartition(')')[2].split()[19]}"
+
+
+def reap_orphans() -> list[Path]:
+    """Remove what the boxes of processes that no longer exist left behind: a grader killed with
+    SIGKILL runs no cleanup, so its tmpfs mounts, cgroups and folders would stay. A box of a live
+    process, another grader's included, is left alone. Returns the folders removed."""
+    reaped = []
+    for folder in sorted(Path(tempfile.gettempdir()).glob("ch4-kernel-*-*-*")):
+        pid, start = folder.name.split("-")[2:4]
+        if not (pid.isdigit() and start.isdigit()) or _process_tag(int(pid)) == f"{pid}-{start}":
+            continue
+        if not (_as_root() or folder.stat().st_uid == os.geteuid()):
+            continue  # another user's: not ours to remove
+        groups = {
+            c: root / folder.name for c, (root, _) in cgroup_hierarchies().items() if (root / folder.name).exists()
+        }
+        mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
+        _close(folder, groups, {"tmpfs": "tmpfs"} if str(folder) in mounts else {})
+        reaped.append(folder)
+    return reaped
 
 
 # ---------------------------------------------------------------------------------------------
