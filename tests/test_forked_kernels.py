@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import select
+from pathlib import Path
 
 import pytest
 from ch4protocol import GRADING_ENV
@@ -242,20 +243,22 @@ def test_a_forked_kernels_initial_environment_is_a_cold_ones(monkeypatch):
     assert sorted(forked.split("\0")) == sorted(cold.split("\0"))
 
 
-def judge_probe() -> dict:
-    """PROBE run as a verdict by a judge process (`verdict._run_judge`), its output as the verdict's message."""
+def judge_probe(cache: Path) -> dict:
+    """PROBE run as a verdict by a judge process (`verdict._run_judge`) with the compiled-programs
+    folder `cache` bound as the grader binds it, its output as the verdict's message."""
     from grader.judging import verdict
 
     body = (
         "import contextlib, io\n_out = io.StringIO()\nwith contextlib.redirect_stdout(_out):\n"
         f"    exec({PROBE!r})\nraise AssertionError(_out.getvalue())\n"
     )
-    lines, cut = verdict._run_judge([{"id": "probe", "points": 1, "body": body, "hidden": False}], {}, "ab" * 16, 120)
+    test = {"id": "probe", "points": 1, "body": body, "hidden": False}
+    lines, cut = verdict._run_judge([test], {}, "ab" * 16, 120, cache)
     assert cut is None and "probe" in lines, f"the judge gave no verdict: {cut}"
     return json.loads(lines["probe"]["message"])
 
 
-def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatch):
+def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatch, tmp_path):
     """The judge holds the key and draws the hidden inputs: forked from the server it must be
     as confined as `python -m ch4judge` in the sandbox, hold nothing the server had open or set,
     and give the same verdicts."""
@@ -265,11 +268,12 @@ def test_a_forked_judge_is_confined_as_a_cold_one_and_judges_the_same(monkeypatc
 
     started, start = [], forkserver.start_judge
     monkeypatch.setattr(forkserver, "start_judge", lambda *a: started.append(a) or start(*a))
-    forked = judge_probe()
+    cache = verdict.new_cache(tmp_path)
+    forked = judge_probe(cache)
     assert started, "the judge was not forked"
     with monkeypatch.context() as cold_only:
         cold_only.setattr(forkserver, "available", lambda: False)
-        cold = judge_probe()
+        cold = judge_probe(cache)
     same = (
         "status",
         "cwd",
