@@ -110,6 +110,7 @@ def cmd_worker(args) -> int:
     from grader import nbtools
     from grader.cluster import engine
     from grader.kernels import sandbox
+    from grader.pipeline import worker
 
     try:
         engine.check_address(args.scheduler)
@@ -117,9 +118,9 @@ def cmd_worker(args) -> int:
     except engine.EngineError as err:
         print(f"grader worker: {err}", file=sys.stderr)
         return 2
-    reaped = sandbox.reap_orphans()
+    reaped = sandbox.reap_orphans() + worker.reap_scratch()
     if reaped:
-        print(f"grader worker: removed {len(reaped)} sandbox folder(s) that a killed grading run left behind")
+        print(f"grader worker: removed {len(reaped)} folder(s) that a killed grading run left behind")
     print(f"grader worker: {sandbox.describe()}", flush=True)
     os.environ.update(nbtools.HEADLESS_ENV)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]

@@ -139,9 +139,9 @@ def grade(
     root = out / "course"
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{jobs} local worker process(es)"
     echo(f"Grading {len(known)} submission(s) from {submitted} on {where}")
-    reaped = sandbox.reap_orphans()
+    reaped = sandbox.reap_orphans() + worker.reap_scratch()
     if reaped:
-        echo(f"  removed {len(reaped)} sandbox folder(s) that a killed grading run left behind")
+        echo(f"  removed {len(reaped)} folder(s) that a killed grading run left behind")
     sandboxed = sandbox.probe() is None
     echo(f"  here: {sandbox.describe()}")
     if not sandboxed:

@@ -17,8 +17,10 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -26,6 +28,7 @@ from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradeb
 
 from grader import REPO, course
 from grader.cluster import certs
+from grader.pipeline import worker
 from proof import answers, sample_classes
 
 pytestmark = pytest.mark.xdist_group("cluster")  # the worker that owns the shared servers runs these
@@ -45,13 +48,21 @@ def journaled(out) -> set:
     return keys
 
 
+def left_by(pid: int) -> list[Path]:
+    """The folders a worker process with this pid keeps in the temporary folder: its private
+    course folder and its kernels' sandboxes (named after it)."""
+    tmp = Path(tempfile.gettempdir())
+    return [p for prefix in (worker.SCRATCH, "ch4-kernel") for p in tmp.glob(f"{prefix}-{pid}-*")]
+
+
 def kill_a_worker_mid_submission(grader_worker, killed: list, stop: threading.Event):
-    """Kill the first worker process seen running a sandboxed kernel (a submission in flight)."""
+    """Kill the first worker process seen running a sandboxed kernel (a submission in flight);
+    `killed` gets its pid and the folders it had in the temporary folder."""
     while not stop.is_set():
         busy = busy_workers(grader_worker)
         if busy:
             busy[0].kill()
-            killed.append(busy[0].pid)
+            killed.append((busy[0].pid, left_by(busy[0].pid)))  # what it leaves: a killed process cleans nothing
             return
         time.sleep(0.2)
 
@@ -130,6 +141,15 @@ def test_cluster_run_completes_despite_a_killed_worker(runs):
     assert done.returncode == 0, done.stderr[-3000:]
     assert runs["killed"], "no worker was seen running a submission, so none was killed"
     assert "not graded" not in done.stdout
+
+
+def test_what_the_killed_worker_left_is_gone_after_the_next_run(runs):
+    """A worker process killed mid-submission runs no cleanup: its private course folder and its
+    kernel's sandbox stay behind. The next grading run on the machine (or any other run there,
+    which may come first) removes them: they carry the dead process's pid and start time."""
+    [(pid, left_at_kill)] = runs["killed"]
+    assert {p.name.split("-")[0] for p in left_at_kill} == {"ch04", "ch4"}, f"the killed worker left {left_at_kill}"
+    assert not left_by(pid), left_by(pid)
 
 
 def test_cluster_grades_equal_the_single_machine_grades(runs):

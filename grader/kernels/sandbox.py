@@ -208,7 +208,7 @@ class Box:
         self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
     ) -> None:
         # Named after this process (reap_orphans): its cgroups take the same name.
-        self.folder = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{_process_tag(os.getpid())}-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{process_tag()}-"))
         self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
@@ -270,9 +270,11 @@ def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _process_tag(pid: int) -> str | None:
-    """`pid-starttime` of a live process (its start in clock ticks since boot: a reused pid
-    gets another), or None when no process has that pid."""
+def process_tag(pid: int | None = None) -> str | None:
+    """`pid-starttime` of a live process (its start in clock ticks since boot: a reused pid gets
+    another), this one by default; None when no process has that pid. Folders a process leaves
+    in the temporary folder carry it, so that what a killed process left can be told apart."""
+    pid = os.getpid() if pid is None else pid
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -280,23 +282,30 @@ def _process_tag(pid: int) -> str | None:
     return f"{pid}-{stat.rpartition(')')[2].split()[19]}"
 
 
+def orphaned(prefix: str) -> list[Path]:
+    """The folders `prefix-<process tag>-…` in the temporary folder whose process no longer
+    exists, and that this user may remove (root: every one)."""
+    found = []
+    for folder in sorted(Path(tempfile.gettempdir()).glob(f"{prefix}-*-*-*")):
+        pid, start = folder.name.removeprefix(prefix + "-").split("-")[:2]
+        if not (pid.isdigit() and start.isdigit()) or process_tag(int(pid)) == f"{pid}-{start}":
+            continue
+        if _as_root() or folder.stat().st_uid == os.geteuid():
+            found.append(folder)
+    return found
+
+
 def reap_orphans() -> list[Path]:
     """Remove what the boxes of processes that no longer exist left behind: a grader killed with
     SIGKILL runs no cleanup, so its tmpfs mounts, cgroups and folders would stay. A box of a live
     process, another grader's included, is left alone. Returns the folders removed."""
-    reaped = []
-    for folder in sorted(Path(tempfile.gettempdir()).glob("ch4-kernel-*-*-*")):
-        pid, start = folder.name.split("-")[2:4]
-        if not (pid.isdigit() and start.isdigit()) or _process_tag(int(pid)) == f"{pid}-{start}":
-            continue
-        if not (_as_root() or folder.stat().st_uid == os.geteuid()):
-            continue  # another user's: not ours to remove
-        groups = {
-            c: root / folder.name for c, (root, _) in cgroup_hierarchies().items() if (root / folder.name).exists()
-        }
+    reaped = orphaned("ch4-kernel")
+    for folder in reaped:
+        groups = {c: root / folder.name for c, (root, _) in cgroup_hierarchies().items()}
         mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
-        _close(folder, groups, {"tmpfs": "tmpfs"} if str(folder) in mounts else {})
-        reaped.append(folder)
+        _close(
+            folder, {c: g for c, g in groups.items() if g.exists()}, {"tmpfs": "tmpfs"} if str(folder) in mounts else {}
+        )
     return reaped
 
 

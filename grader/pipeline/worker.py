@@ -196,13 +196,25 @@ _courses: dict[int, tuple[Path, object, set]] = {}  # per process and cell timeo
 _first_digest: dict[str, str] = {}  # per process: each assignment's digest when it first graded it
 
 
+SCRATCH = "ch04-worker"  # a worker process's private course folder, in the temporary folder
+
+
+def reap_scratch() -> list[Path]:
+    """Remove the private course folders of worker processes that no longer exist (killed ones
+    run no cleanup); returns them."""
+    reaped = sandbox.orphaned(SCRATCH)
+    for folder in reaped:
+        shutil.rmtree(folder, ignore_errors=True)
+    return reaped
+
+
 def _scratch_course(task: Task):
     """This process's private course folder and nbgrader API, with the task's assignment staged."""
     if task.cell_timeout not in _courses:
         os.environ.update(nbtools.HEADLESS_ENV)
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-        root = Path(tempfile.mkdtemp(prefix="ch04-worker-"))
-        atexit.register(shutil.rmtree, root, ignore_errors=True)  # Dask's worker processes run it too
+        root = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}-{sandbox.process_tag()}-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)  # a killed process's: reap_scratch
         verdict.new_cache(root)  # this process's judges share their compiled programs, the whole run
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
     root, api, staged = _courses[task.cell_timeout]
