@@ -235,14 +235,22 @@ def worker_processes(grader_worker_pid: int) -> list:
 
 
 def stop_process_group(process) -> None:
-    """SIGTERM to a process started in its own session and its children; SIGKILL after 30 s."""
+    """Stop a process started in its own session, and its group: SIGTERM to it alone first (Dask's
+    commands then close their workers, which remove their folders), after at most 20 s SIGTERM to
+    whatever of the group is left, and SIGKILL to what is still there 30 s later."""
     import signal
     import subprocess
+    import time
 
     with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=20)
+    deadline = time.monotonic() + 30
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
+        while time.monotonic() < deadline:
+            os.killpg(process.pid, 0)  # raises once no process of the group is left
+            time.sleep(0.2)
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    process.wait()
