@@ -259,24 +259,20 @@ def test_a_verdict_beyond_the_judges_memory_cap_fails_alone_and_leaves_nothing(m
         assert not [g for g in box.cgroups.values() if g.exists()], box.cgroups
 
 
-def test_the_judges_compiled_programs_folder_is_a_judges_alone(boxes):
+def test_the_judges_compiled_programs_folder_is_a_judges_alone(boxes, tmp_path):
     """The folder the judges of one grading process share (verdict.new_cache) is bound writable
     into a judge's sandbox, and a kernel's sandbox holds nothing of it: it may keep constants a
     verdict compiled in. It outlives the judge's Box, which removes only its own folder."""
     require("tmpfs")
-    parent = Path(tempfile.mkdtemp(prefix="ch04-cache-test-"))
-    try:
-        cache = verdict.new_cache(parent)
-        look = "import os, sys; open(sys.argv[1] + '/entry', 'w').write('x'); print(os.listdir(sys.argv[1]))"
-        judge, kernel = boxes(shared=cache), boxes()
-        seen = run(judge, look, str(cache))
-        assert seen.stdout.strip() == "['entry']", seen.stderr[-500:]
-        hidden = run(kernel, look, str(cache))
-        assert hidden.returncode != 0 and "No such file or directory" in hidden.stderr, hidden.stderr[-500:]
-        judge.close()
-        assert (cache / "entry").read_text() == "x"
-    finally:
-        shutil.rmtree(parent)
+    cache = verdict.new_cache(tmp_path)
+    look = "import os, sys; open(sys.argv[1] + '/entry', 'w').write('x'); print(os.listdir(sys.argv[1]))"
+    judge, kernel = boxes(shared=cache), boxes()
+    seen = run(judge, look, str(cache))
+    assert seen.stdout.strip() == "['entry']", seen.stderr[-500:]
+    hidden = run(kernel, look, str(cache))
+    assert hidden.returncode != 0 and "No such file or directory" in hidden.stderr, hidden.stderr[-500:]
+    judge.close()
+    assert (cache / "entry").read_text() == "x"
 
 
 ORPHAN = """
@@ -300,7 +296,7 @@ def test_a_killed_graders_boxes_are_reaped_and_a_live_ones_are_not(boxes):
     child.stdout.close()
     assert mounted(folder) and folder.exists() and all(g.exists() for g in groups), "the kill left nothing to reap"
     mine = boxes()
-    reused = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{os.getpid()}-1-"))  # our pid, another start time
+    reused = Path(tempfile.mkdtemp(prefix=f"{sandbox.BOX_PREFIX}-{os.getpid()}-1-"))  # our pid, another start time
     reaped = sandbox.reap_orphans()
     assert folder in reaped and reused in reaped, reaped
     assert not mounted(folder) and not folder.exists() and not any(g.exists() for g in groups)

@@ -28,6 +28,7 @@ from helpers import busy_workers, dask_cluster, grade_cli, grade_command, gradeb
 
 from grader import REPO, course
 from grader.cluster import certs
+from grader.kernels import sandbox
 from grader.pipeline import worker
 from proof import answers, sample_classes
 
@@ -52,7 +53,7 @@ def left_by(pid: int) -> list[Path]:
     """The folders a worker process with this pid keeps in the temporary folder: its private
     course folder and its kernels' sandboxes (named after it)."""
     tmp = Path(tempfile.gettempdir())
-    return [p for prefix in (worker.SCRATCH, "ch4-kernel") for p in tmp.glob(f"{prefix}-{pid}-*")]
+    return [p for prefix in (worker.SCRATCH, sandbox.BOX_PREFIX) for p in tmp.glob(f"{prefix}-{pid}-*")]
 
 
 def kill_a_worker_mid_submission(grader_worker, killed: list, stop: threading.Event):

@@ -169,11 +169,14 @@ def _start_judge(box):
     )  # fmt: skip
 
 
+CACHE_FOLDER = "judge-cache"
+
+
 def new_cache(parent: Path) -> Path:
-    """An empty folder under `parent` for `judge(cache=...)`, writable by the sandboxed judges."""
+    """An empty folder `parent/CACHE_FOLDER` for `judge(cache=...)`, writable by the sandboxed judges."""
     from grader.kernels import sandbox
 
-    folder = parent / "judge-cache"
+    folder = parent / CACHE_FOLDER
     folder.mkdir()
     sandbox.give_to_sandbox(folder)
     return folder

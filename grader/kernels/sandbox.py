@@ -199,6 +199,9 @@ def _read(path: Path) -> str:
         return ""
 
 
+BOX_PREFIX = "ch4-kernel"  # a box's folder in the temporary folder, and its cgroups: BOX_PREFIX-<process tag>-…
+
+
 class Box:
     """One kernel's private folder (a size-capped tmpfs, as root) and cgroups (process and memory
     caps). `require`: the limits that must hold ("tmpfs", "pids", "memory"), else it raises; None
@@ -208,7 +211,7 @@ class Box:
         self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
     ) -> None:
         # Named after this process (reap_orphans): its cgroups take the same name.
-        self.folder = Path(tempfile.mkdtemp(prefix=f"ch4-kernel-{process_tag()}-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{BOX_PREFIX}-{process_tag()}-"))
         self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
@@ -299,13 +302,12 @@ def reap_orphans() -> list[Path]:
     """Remove what the boxes of processes that no longer exist left behind: a grader killed with
     SIGKILL runs no cleanup, so its tmpfs mounts, cgroups and folders would stay. A box of a live
     process, another grader's included, is left alone. Returns the folders removed."""
-    reaped = orphaned("ch4-kernel")
+    reaped = orphaned(BOX_PREFIX)
+    mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
     for folder in reaped:
         groups = {c: root / folder.name for c, (root, _) in cgroup_hierarchies().items()}
-        mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
-        _close(
-            folder, {c: g for c, g in groups.items() if g.exists()}, {"tmpfs": "tmpfs"} if str(folder) in mounts else {}
-        )
+        held = {"tmpfs": "tmpfs"} if str(folder) in mounts else {}
+        _close(folder, {c: g for c, g in groups.items() if g.exists()}, held)
     return reaped
 
 

@@ -99,7 +99,6 @@ def write(out: Path) -> Path:
 
 def recorded_submissions(out: Path) -> list[Submission]:
     """The submissions of OUT/grades.csv (the last run), as the run's journal recorded them."""
-
     with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
         rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}
     found = {}

@@ -159,7 +159,7 @@ def judge_autograded(
     path = course.notebook_path(root / "autograded" / student, assignment)
     nb = nbformat.read(path, as_version=4)
     programs, anomalies = verdict.read_programs(nb)
-    results, refused = verdict.judge(assignment, programs, seed, timeout=timeout, cache=root / "judge-cache")
+    results, refused = verdict.judge(assignment, programs, seed, timeout=timeout, cache=root / verdict.CACHE_FOLDER)
     results = {r.test: r for r in results}
     notes, flags = [], []
     if anomalies or refused:
