@@ -1,6 +1,6 @@
-"""Sample classes of submissions, built from the release and the catalogue: the self-proof, and a
-class of broken submissions that the grading pipeline must survive (the attacks and the classes
-built from them are in proof/hostile.py, the demo class in proof/demo.py).
+"""Sample classes of submissions, built from the release and the catalogue: a class of broken
+submissions that the grading pipeline must survive (the attacks and the classes built from them
+are in proof/hostile.py, the demo class and what the self-proof expects of it in proof/demo.py).
 
 Every submission starts from the committed release notebook (what students receive) and
 changes only what a student could change.
@@ -39,30 +39,6 @@ def write(dest: Path, student: str, assignment: str, nb=None, name: str | None =
 
 def answered(assignment: str, answer: str):
     return answers.with_answer(answers.release_notebook(assignment), answer)
-
-
-def selfproof_cases(sample: list[answers.Entry]) -> list[tuple[Expectation, object]]:
-    """(what must happen, the notebook handed in) for the reference and the blank release of every
-    assignment and for each catalogue entry in `sample`; nothing is written (test ids)."""
-    cases = []
-    for assignment in course.ASSIGNMENTS:
-        reference = answered(assignment, answers.reference_answer(assignment))
-        cases.append((Expectation("reference", assignment, "full", "the reference solution"), reference))
-        blank = answers.release_notebook(assignment)
-        cases.append((Expectation("blank", assignment, "zero", "the untouched release"), blank))
-    for entry in sample:
-        verdict = "less" if entry.kind == "wrong" else "full"
-        expected = Expectation(entry.student, entry.assignment, verdict, entry.claim)
-        cases.append((expected, answered(entry.assignment, entry.answer)))
-    return cases
-
-
-def selfproof_class(dest: Path, sample: list[answers.Entry]) -> list[Expectation]:
-    """`selfproof_cases`, one student each, written to `dest`."""
-    cases = selfproof_cases(sample)
-    for expected, nb in cases:
-        write(dest, expected.student, expected.assignment, nb)
-    return [expected for expected, _ in cases]
 
 
 def _grade_cells(nb):

@@ -6,6 +6,9 @@ worker starts them): Debian's PostgreSQL and a grading cluster of `python -m gra
 and `python -m grader worker` with two processes. A test that kills one of its workers waits
 for the cluster to settle again (`helpers.settle`).
 
+The demo class is graded once per run (`demo_run`, tests/demo_run.py): the class report's tests
+and the self-proof's pipeline tests read it, all in its xdist group.
+
 `pytest --reverse` runs the tests in reverse order: no test may depend on another having run first.
 """
 
@@ -46,3 +49,11 @@ def grading_cluster(tmp_path_factory):
 
     with dask_cluster(tmp_path_factory.mktemp("grading-cluster")) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """The demo class and three students more, graded once with `python -m grader grade`."""
+    from demo_run import grade_the_demo_class
+
+    return grade_the_demo_class(tmp_path_factory)

@@ -1,97 +1,34 @@
 """The class report and the grades an LMS imports (#33), on the demo class graded once.
 
-One real `python -m grader grade` of the demo class (module fixture `graded`) with three students
-more: one hands in the reference of COPIED_IN with its names renamed and its comments rewritten
-(a copy of alice's), one a tampering attempt (flagged), and one whose id is a spreadsheet formula
-holding HTML and whose answer raises an error quoting a script and a bidirectional override.
-Then `python -m grader report` on the same folder. Every expected number is computed here from
-what the run left (the verdicts in the autograded notebooks, the gradebook rows, grades.csv),
-never by the report's own code.
+The session fixture `demo_run` (tests/demo_run.py) is one real `python -m grader grade` of the
+demo class with three students more (a disguised copy of alice's answer, a tampering attempt, a
+hostile student id with a hostile error message), then `python -m grader report` on the same
+folder. Every expected number is computed here from what the run left (the verdicts in the
+autograded notebooks, the gradebook rows, grades.csv), never by the report's own code.
 """
 
-import ast
 import csv
-import io
 import json
 import re
 import shutil
 import subprocess
 import sys
-import tokenize
 from html.parser import HTMLParser
-from types import SimpleNamespace
 
 import nbformat
 import pytest
-from helpers import chromium, grade_cli, gradebook_rows, only_requests_to, read_csv
+from demo_run import COPIED_IN, COPYCAT, FLAGGED, HOSTILE_ID, HOSTILE_MESSAGE, disguised, in_its_group
+from helpers import chromium, only_requests_to
 
 from grader import REPO, course
 from grader.output import classreport
-from proof import answers, demo, hostile, sample_classes
+from proof import answers
 
-pytestmark = pytest.mark.xdist_group("class_report")  # the class below is graded once, by one worker
+pytestmark = in_its_group  # the class is graded once, by one worker
 
-COPIED_IN = "residuals"  # quick to grade
-COPYCAT = "copycat"
-FLAGGED = "mallory"
-HOSTILE_ID = '=HYPERLINK("https:x","<img src=x onerror=window.__pwned=1>")'  # no "/": it is a folder name
-HOSTILE_MESSAGE = "<script>window.__pwned=2</script>\u202eevil"
 DIFFERENT_CORRECT = ("alice", "dave", "grace")  # the reference, a right_* and a natural_* answer (demo_class)
 VERDICT = re.compile(r"评分程序判定：(✅|❌) [^（]*（[^）]*）(?:：(.*))?\n\Z", re.S)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def disguised(answer: str, assignment: str) -> str:
-    """`answer` as a copier hands it in: every name it defines renamed (the interface the tests
-    call stays), every comment rewritten."""
-    defined = set()
-    for node in ast.walk(ast.parse(answer)):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-        elif isinstance(node, ast.arg):
-            defined.add(node.arg)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            defined.add(node.id)
-    renamed = defined - set(answers.interface(assignment))
-    tokens, previous = [], None
-    for token in tokenize.generate_tokens(io.StringIO(answer).readline):
-        if token.type == tokenize.NAME and token.string in renamed and getattr(previous, "string", "") != ".":
-            token = token._replace(string="my_" + token.string.strip("_"))
-        elif token.type == tokenize.COMMENT:
-            token = token._replace(string="# 我自己的思路")
-        tokens.append(token)
-        previous = token
-    copy = tokenize.untokenize(tokens)
-    assert copy != answer and len(renamed) >= 3, "the disguise changed nothing"
-    return copy
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    submitted, out = tmp_path_factory.mktemp("demo-class"), tmp_path_factory.mktemp("graded")
-    demo.demo_class(submitted)
-    copy = disguised(answers.reference_answer(COPIED_IN), COPIED_IN)
-    sample_classes.write(submitted, COPYCAT, COPIED_IN, sample_classes.answered(COPIED_IN, copy))
-    forger = next(a for a in hostile.attacks() if a.slug == "programs_outside_tests")  # flagged: tampering
-    sample_classes.write(submitted, FLAGGED, forger.assignment, forger.notebook())
-    raising = f"raise ValueError({HOSTILE_MESSAGE!r})"
-    sample_classes.write(submitted, HOSTILE_ID, COPIED_IN, sample_classes.answered(COPIED_IN, raising))
-    done = grade_cli(submitted, out, timeout=2400)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    written = (out / "report" / "class.json").read_text(encoding="utf-8")
-    again = subprocess.run(
-        [sys.executable, "-m", "grader", "report", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    return SimpleNamespace(
-        out=out,
-        done=done,
-        again=again,
-        written=written,
-        report=json.loads(written),
-        page=(out / "report" / "index.html").read_text(encoding="utf-8"),
-        long=read_csv(out),
-        gradebook=gradebook_rows(course.sqlite_url(out / "course")),
-    )
 
 
 def assignment(report: dict, name: str) -> dict:
@@ -124,28 +61,28 @@ def points_of(name: str) -> dict:
     return {meta["grade_id"]: meta["points"] for meta in cells}
 
 
-def test_every_run_writes_the_report_and_the_report_command_writes_the_same(graded):
-    assert "class report:" in graded.done.stdout
-    assert graded.again.returncode == 0, graded.again.stderr[-3000:]
-    assert (graded.out / "report" / "class.json").read_text(encoding="utf-8") == graded.written
-    shown = {a["assignment"] for a in graded.report["assignments"]}
-    assert shown == {name for _, name in graded.long} == set(course.ASSIGNMENTS)
-    assert not graded.report["skipped"]
+def test_every_run_writes_the_report_and_the_report_command_writes_the_same(demo_run):
+    assert "class report:" in demo_run.done.stdout
+    assert demo_run.again.returncode == 0, demo_run.again.stderr[-3000:]
+    assert (demo_run.out / "report" / "class.json").read_text(encoding="utf-8") == demo_run.written
+    shown = {a["assignment"] for a in demo_run.report["assignments"]}
+    assert shown == {name for _, name in demo_run.long} == set(course.ASSIGNMENTS)
+    assert not demo_run.report["skipped"]
 
 
-def test_pass_rates_are_those_of_the_verdicts_and_the_gradebook(graded):
-    judged = verdicts(graded.out)
+def test_pass_rates_are_those_of_the_verdicts_and_the_gradebook(demo_run):
+    judged = verdicts(demo_run.out)
     assert len(judged) >= 30, sorted(judged)  # the demo class: every readable hand-in was judged
     points = {name: points_of(name) for name in course.ASSIGNMENTS}
     for (student, name), tests in judged.items():
-        rows = graded.gradebook[(student, name)]
+        rows = demo_run.gradebook[(student, name)]
         assert len(rows) == 1
         for test, (passed, _) in tests.items():
             assert (rows[0][test][0] == points[name][test]) == passed, (student, name, test)
-    with open(graded.out / "report" / "tests.csv", encoding="utf-8", newline="") as handle:
+    with open(demo_run.out / "report" / "tests.csv", encoding="utf-8", newline="") as handle:
         table = {(r["assignment"], r["test"]): r for r in csv.DictReader(handle)}
     for name in course.ASSIGNMENTS:
-        for test in assignment(graded.report, name)["tests"]:
+        for test in assignment(demo_run.report, name)["tests"]:
             outcomes = [tests[test["test"]][0] for (_, n), tests in judged.items() if n == name]
             passed, failed = outcomes.count(True), outcomes.count(False)
             assert (test["passed"], test["failed"]) == (passed, failed), (name, test["test"])
@@ -153,15 +90,15 @@ def test_pass_rates_are_those_of_the_verdicts_and_the_gradebook(graded):
             row = table[(name, test["test"])]
             assert (int(row["passed"]), int(row["failed"]), float(row["points"])) == (passed, failed, test["points"])
             assert float(row["pass_rate"]) == pytest.approx(passed / (passed + failed), abs=1e-3)
-    rates = [t["pass_rate"] for t in assignment(graded.report, COPIED_IN)["tests"]]
+    rates = [t["pass_rate"] for t in assignment(demo_run.report, COPIED_IN)["tests"]]
     assert 0 < min(rates) < 1, rates  # the class really differs on some test
 
 
-def test_the_most_common_messages_are_the_verdicts_grouped(graded):
+def test_the_most_common_messages_are_the_verdicts_grouped(demo_run):
     """Failures with the same message up to its numbers are one group: counted, one example shown."""
-    judged = verdicts(graded.out)
+    judged = verdicts(demo_run.out)
     for name in course.ASSIGNMENTS:
-        for test in assignment(graded.report, name)["tests"]:
+        for test in assignment(demo_run.report, name)["tests"]:
             groups = {}
             for (student, n), tests in sorted(judged.items()):
                 passed, message = tests[test["test"]] if n == name else (True, None)
@@ -172,7 +109,7 @@ def test_the_most_common_messages_are_the_verdicts_grouped(graded):
             assert sorted((m["count"], m["students"]) for m in test["messages"]) == expected, (name, test["test"])
             for m in test["messages"]:
                 assert m["example"] in {msg for g in groups.values() for s, msg in g if s in m["students"]}
-    first = assignment(graded.report, COPIED_IN)["tests"][0]["messages"][0]  # nothing defined: bob and HOSTILE_ID
+    first = assignment(demo_run.report, COPIED_IN)["tests"][0]["messages"][0]  # nothing defined: bob and HOSTILE_ID
     assert first["count"] >= 2 and {"bob", HOSTILE_ID} <= set(first["students"]), first
 
 
@@ -184,25 +121,25 @@ def test_numbers_inside_a_message_do_not_split_its_group():
     ]
 
 
-def test_flagged_ungraded_and_zero_with_notes_need_a_person(graded):
-    listed = {(p["student"], a["assignment"]) for a in graded.report["assignments"] for p in a["needs_person"]}
-    flagged = {(raw_id(s), n) for (s, n), row in graded.long.items() if set(row["flags"].split()) - {"unsandboxed"}}
+def test_flagged_ungraded_and_zero_with_notes_need_a_person(demo_run):
+    listed = {(p["student"], a["assignment"]) for a in demo_run.report["assignments"] for p in a["needs_person"]}
+    flagged = {(raw_id(s), n) for (s, n), row in demo_run.long.items() if set(row["flags"].split()) - {"unsandboxed"}}
     assert (FLAGGED, COPIED_IN) in flagged and flagged <= listed, flagged
     first = course.ASSIGNMENTS[0]
-    erin = next(p for p in assignment(graded.report, first)["needs_person"] if p["student"] == "erin")
+    erin = next(p for p in assignment(demo_run.report, first)["needs_person"] if p["student"] == "erin")
     assert erin["why"] == ["未评分"] and erin["notes"], erin  # a corrupted file: no score from nbgrader
-    zeros = {(raw_id(s), n) for (s, n), row in graded.long.items() if float(row["score"]) == 0}
+    zeros = {(raw_id(s), n) for (s, n), row in demo_run.long.items() if float(row["score"]) == 0}
     assert ("bob", COPIED_IN) in zeros and ("bob", COPIED_IN) in listed and (HOSTILE_ID, COPIED_IN) in listed
     assert ("alice", COPIED_IN) not in listed
 
 
-def test_a_copied_answer_is_listed_and_different_correct_answers_are_not(graded):
-    pairs = {tuple(p["students"]): p["similarity"] for p in assignment(graded.report, COPIED_IN)["similar"]}
+def test_a_copied_answer_is_listed_and_different_correct_answers_are_not(demo_run):
+    pairs = {tuple(p["students"]): p["similarity"] for p in assignment(demo_run.report, COPIED_IN)["similar"]}
     assert pairs.get(("alice", COPYCAT), 0) >= classreport.SIMILAR_AT, pairs
-    for a in graded.report["assignments"]:
+    for a in demo_run.report["assignments"]:
         different = [p for p in a["similar"] if set(p["students"]) <= set(DIFFERENT_CORRECT)]
         assert not different, (a["assignment"], different)
-    assert "bob" not in {s for a in graded.report["assignments"] for p in a["similar"] for s in p["students"]}
+    assert "bob" not in {s for a in demo_run.report["assignments"] for p in a["similar"] for s in p["students"]}
 
 
 def test_the_threshold_separates_copies_from_every_pair_of_different_correct_answers():
@@ -222,39 +159,39 @@ def test_the_threshold_separates_copies_from_every_pair_of_different_correct_ans
         assert classreport.similar_pairs(independent, stub) == [], name
 
 
-def test_the_wide_csv_read_back_equals_grades_csv(graded):
-    with open(graded.out / "grades_wide.csv", encoding="utf-8", newline="") as handle:
+def test_the_wide_csv_read_back_equals_grades_csv(demo_run):
+    with open(demo_run.out / "grades_wide.csv", encoding="utf-8", newline="") as handle:
         wide = list(csv.DictReader(handle))
-    assert [r["student_id"] for r in wide] == sorted({s for s, _ in graded.long}, key=raw_id)
+    assert [r["student_id"] for r in wide] == sorted({s for s, _ in demo_run.long}, key=raw_id)
     back = {(r["student_id"], name): r[name] for r in wide for name in course.ASSIGNMENTS if r[name] != ""}
-    assert back == {key: row["score"] for key, row in graded.long.items()}
+    assert back == {key: row["score"] for key, row in demo_run.long.items()}
     for r in wide:
-        total = sum(float(row["score"]) for (s, _), row in graded.long.items() if s == r["student_id"])
+        total = sum(float(row["score"]) for (s, _), row in demo_run.long.items() if s == r["student_id"])
         assert float(r["total"]) == pytest.approx(total)
     assert any(r[name] == "" for r in wide for name in course.ASSIGNMENTS), "erin and frank handed in one each"
 
 
-def test_the_canvas_csv_has_canvas_columns_points_possible_and_the_same_scores(graded):
-    with open(graded.out / "grades_canvas.csv", encoding="utf-8", newline="") as handle:
+def test_the_canvas_csv_has_canvas_columns_points_possible_and_the_same_scores(demo_run):
+    with open(demo_run.out / "grades_canvas.csv", encoding="utf-8", newline="") as handle:
         header, possible, *rows = list(csv.reader(handle))
     assert header == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *course.ASSIGNMENTS]
-    maxima = {name: row["max_score"] for (_, name), row in graded.long.items()}
+    maxima = {name: row["max_score"] for (_, name), row in demo_run.long.items()}
     assert possible == ["Points Possible", "", "", "", "", *(maxima[name] for name in course.ASSIGNMENTS)]
     for row in rows:
         student, canvas_id, _, login, _, *scores = row
         assert canvas_id == "" and login == student  # Canvas finds the student by login (docs/class-report.md)
         handed_in = [(student, name) for name in course.ASSIGNMENTS]
-        assert scores == [graded.long[key]["score"] if key in graded.long else "" for key in handed_in], student
-    assert len(rows) == len({s for s, _ in graded.long})
+        assert scores == [demo_run.long[key]["score"] if key in demo_run.long else "" for key in handed_in], student
+    assert len(rows) == len({s for s, _ in demo_run.long})
 
 
-def test_the_terminal_table_ends_with_each_students_total(graded):
-    header, *table = graded.done.stdout.split("\nstudent ")[-1].splitlines()
+def test_the_terminal_table_ends_with_each_students_total(demo_run):
+    header, *table = demo_run.done.stdout.split("\nstudent ")[-1].splitlines()
     assert header.split() == ["total", "graded"], header
-    maxima = {name: float(row["max_score"]) for (_, name), row in graded.long.items()}
-    for student in {raw_id(s) for s, _ in graded.long}:
+    maxima = {name: float(row["max_score"]) for (_, name), row in demo_run.long.items()}
+    for student in {raw_id(s) for s, _ in demo_run.long}:
         line = next(line for line in table if line.startswith(student + " "))
-        mine = [row for (s, _), row in graded.long.items() if raw_id(s) == student]
+        mine = [row for (s, _), row in demo_run.long.items() if raw_id(s) == student]
         total, possible, done, count = re.search(r"([\d.]+) / ([\d.]+)\s+(\d+)/(\d+)$", line).groups()
         assert float(total) == pytest.approx(sum(float(r["score"]) for r in mine)), line
         assert float(possible) == pytest.approx(sum(maxima.values())), line
@@ -277,9 +214,9 @@ class Tags(HTMLParser):
         self.text.append(data)
 
 
-def test_student_text_is_escaped_in_the_page_and_neutralised_in_every_csv(graded):
+def test_student_text_is_escaped_in_the_page_and_neutralised_in_every_csv(demo_run):
     parsed = Tags()
-    parsed.feed(graded.page)
+    parsed.feed(demo_run.page)
     names = {tag for tag, _ in parsed.tags}
     assert names <= PLAIN_TAGS, names - PLAIN_TAGS
     assert all(attrs["src"].startswith("figures/") for tag, attrs in parsed.tags if tag == "img")
@@ -287,16 +224,16 @@ def test_student_text_is_escaped_in_the_page_and_neutralised_in_every_csv(graded
     assert not [link for link in links if ":" in link or link.startswith("//")], links  # nothing leaves the folder
     text = "".join(parsed.text)
     assert HOSTILE_ID in text and HOSTILE_MESSAGE.replace("\u202e", "\\u202e") in text
-    assert "\u202e" not in graded.page
+    assert "\u202e" not in demo_run.page
     files = ["grades.csv", "grades_wide.csv", "grades_canvas.csv", "report/tests.csv"]
     for name in files:
-        with open(graded.out / name, encoding="utf-8", newline="") as handle:
+        with open(demo_run.out / name, encoding="utf-8", newline="") as handle:
             cells = [cell for row in csv.reader(handle) for cell in row]
         assert not [c for c in cells if c.startswith(FORMULA_START)], name
         assert name == "report/tests.csv" or "'" + HOSTILE_ID in cells, name
 
 
-def test_the_page_renders_offline_in_chromium_with_its_figures(graded):
+def test_the_page_renders_offline_in_chromium_with_its_figures(demo_run):
     executable = chromium()
     from playwright.sync_api import sync_playwright
 
@@ -307,14 +244,14 @@ def test_the_page_renders_offline_in_chromium_with_its_figures(graded):
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
             page.route("**/*", only_requests_to("file://", outside))
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto((graded.out / "report" / "index.html").as_uri(), wait_until="load")
+            page.goto((demo_run.out / "report" / "index.html").as_uri(), wait_until="load")
             figures = page.evaluate(
                 "[...document.images].map(i => [i.getAttribute('src'), i.complete && i.naturalWidth,"
                 " i.getBoundingClientRect().width])"
             )
             pwned = page.evaluate("window.__pwned || null")
             shown = page.inner_text("body")
-            page.screenshot(path=str(graded.out / "report.png"), full_page=True)
+            page.screenshot(path=str(demo_run.out / "report.png"), full_page=True)
         finally:
             browser.close()
     assert not outside, f"the page asked the network for {outside}"
@@ -325,9 +262,9 @@ def test_the_page_renders_offline_in_chromium_with_its_figures(graded):
     assert "全班报告" in shown and HOSTILE_ID in shown
 
 
-def test_a_broken_autograded_notebook_is_skipped_with_a_note(graded, tmp_path):
+def test_a_broken_autograded_notebook_is_skipped_with_a_note(demo_run, tmp_path):
     out = tmp_path / "graded"
-    shutil.copytree(graded.out, out, symlinks=True)
+    shutil.copytree(demo_run.out, out, symlinks=True)
     broken = course.notebook_path(out / "course" / "autograded" / "alice", COPIED_IN)
     broken.write_text("{ not a notebook", encoding="utf-8")
     done = subprocess.run(
@@ -336,5 +273,5 @@ def test_a_broken_autograded_notebook_is_skipped_with_a_note(graded, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((out / "report" / "class.json").read_text(encoding="utf-8"))
     assert [note for note in report["skipped"] if note.startswith(f"alice/{COPIED_IN}")], report["skipped"]
-    before, after = assignment(graded.report, "softplus"), assignment(report, "softplus")
+    before, after = assignment(demo_run.report, "softplus"), assignment(report, "softplus")
     assert after["tests"] == before["tests"]

@@ -9,53 +9,45 @@
   tests/test_visible_coverage.py); a right or natural-style answer must score full marks with no
   flag: an honest student is never accused.
 * The real pipeline (`python -m grader grade`: nbgrader, the sandbox, the gradebook) grades the
-  reference and the untouched release of every assignment, and a sample of catalogue entries
-  (each assignment's first wrong and first natural one). The reference scores full marks, the
-  blank 0, and the quick path, given each sampled student's own seed, must reproduce the
-  pipeline's score and flags exactly: so what the quick path proves, the pipeline does too.
+  demo class once (`demo_run`, tests/demo_run.py, shared with the class report's tests): the
+  reference and the untouched release of every assignment, and each assignment's first wrong,
+  right and natural catalogue answer (proof/demo.py `picks`). The reference scores full marks,
+  the blank 0, each pick as its kind. A picked entry's catalogue test scores it with the key of
+  the student who handed it in, so its quick score must equal the pipeline's, flags included:
+  what the quick path proves, the pipeline does too.
 """
 
-import csv
-import json
 import re
 
 import pytest
-from helpers import grade_cli
+from demo_run import GROUP, in_its_group
 
 from grader import course
 from grader.pipeline import worker
-from proof import answers, sample_classes
+from proof import answers, demo
 
 ENTRIES = answers.entries()
 VISIBLE = {a: answers.visible_tests(a) for a in course.ASSIGNMENTS}
-SAMPLE = [
-    next(e for e in answers.entries(a) if e.kind == kind) for a in course.ASSIGNMENTS for kind in ("wrong", "natural")
-]
-EXPECTATIONS = [expected for expected, _ in sample_classes.selfproof_cases(SAMPLE)]  # ids only; nothing written
-pipeline_run = pytest.mark.xdist_group("selfproof")  # one worker owns the grading run
+HANDED_IN_BY = {(e.assignment, e.student): s for a in course.ASSIGNMENTS for s, e in demo.picks(a).items()}
+EXPECTATIONS = demo.expectations()
 CJK = re.compile(r"[\u4e00-\u9fff]")
 JUDGING_FAILED = "评分程序判定时出错"  # kit/ch4judge.judge: the verdict itself crashed
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory):
-    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
-    sample_classes.selfproof_class(submitted, SAMPLE)
-    done = grade_cli(submitted, out, timeout=1500)
-    assert done.returncode == 0, done.stderr[-3000:]
-    journal = (out / "course" / course.JOURNAL).read_text(encoding="utf-8").splitlines()
-    notes = {f"{o['student']}/{o['assignment']}": o["notes"] for o in map(json.loads, journal)}
-    with open(out / "grades.csv", encoding="utf-8") as handle:
-        grades = {  # a failure below quotes the grader's own notes, so it says which test and why
-            (r["student_id"], r["assignment"]): (
-                float(r["score"]),
-                float(r["max_score"]),
-                r["flags"],
-                notes[f"{r['student_id']}/{r['assignment']}"],
-            )
-            for r in csv.DictReader(handle)
-        }
-    return {"grades": grades, "course": out / "course"}
+def graded(demo_run, student: str, assignment: str):
+    """(score, max_score, flags, notes) of a demo-class hand-in; a failure quotes the grader's
+    own notes, so it says which test and why."""
+    row = demo_run.long[(student, assignment)]
+    notes = demo_run.notes[(student, assignment)]
+    return float(row["score"]), float(row["max_score"]), row["flags"], notes
+
+
+def _entry_param(entry):
+    picked = (entry.assignment, entry.student) in HANDED_IN_BY
+    return pytest.param(entry, id=f"{entry.assignment}:{entry.student}: {entry.claim}", marks=[in_its_group] * picked)
+
+
+CATALOGUE = [_entry_param(e) for e in ENTRIES]
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
@@ -75,9 +67,12 @@ def test_natural_corpus_is_large_enough():
     assert len([e for e in ENTRIES if e.kind == "natural"]) >= 30
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e.assignment}:{e.student}: {e.claim}" for e in ENTRIES])
-def test_catalogue_answer(entry):
-    got = answers.quick_score(entry.assignment, entry.answer)
+@pytest.mark.parametrize("entry", CATALOGUE)
+def test_catalogue_answer(entry, request):
+    student = HANDED_IN_BY.get((entry.assignment, entry.student))
+    demo_run = request.getfixturevalue("demo_run") if student else None
+    seed = worker.student_seed(demo_run.out / "course", student, entry.assignment) if student else None
+    got = answers.quick_score(entry.assignment, entry.answer, secret=seed)
     assert got.max_points >= 10, f"{entry.assignment}: total points {got.max_points} < 10"
     why = "; ".join(got.notes + got.failed)
     if entry.kind == "wrong":
@@ -105,12 +100,16 @@ def test_catalogue_answer(entry):
     else:
         assert got.points == got.max_points, f"{entry.claim}: scored {got.points}/{got.max_points}: {why}"
         assert not got.flags, f"{entry.claim}: flagged {got.flags}; a correct answer must carry no flag: {why}"
+    if student:  # the same answer, graded by the pipeline with the same key
+        score, max_score, flags, notes = graded(demo_run, student, entry.assignment)
+        quick, full = (got.points, got.max_points, " ".join(got.flags)), (score, max_score, flags)
+        assert quick == full, f"{student} hands it in: quick path {quick} {got.failed}, pipeline {full}: {notes}"
 
 
-@pipeline_run
+@in_its_group
 @pytest.mark.parametrize("case", EXPECTATIONS, ids=[f"{c.assignment}:{c.student}: {c.why}" for c in EXPECTATIONS])
-def test_pipeline_verdict(pipeline, case):
-    score, max_score, flags, notes = pipeline["grades"][(case.student, case.assignment)]
+def test_pipeline_verdict(demo_run, case):
+    score, max_score, flags, notes = graded(demo_run, case.student, case.assignment)
     assert max_score >= 10, f"{case.assignment}: total points {max_score} < 10"
     if case.verdict == "full":
         assert score == max_score, f"{case.why}: scored {score}/{max_score}, expected full marks: {notes}"
@@ -121,11 +120,16 @@ def test_pipeline_verdict(pipeline, case):
         assert score < max_score, f"{case.why}: scored full marks {score}/{max_score}; the tests miss it"
 
 
-@pipeline_run
-@pytest.mark.parametrize("entry", SAMPLE, ids=[f"{e.assignment}:{e.student}" for e in SAMPLE])
-def test_quick_path_agrees_with_the_pipeline(pipeline, entry):
-    score, max_score, flags, notes = pipeline["grades"][(entry.student, entry.assignment)]
-    seed = worker.student_seed(pipeline["course"], entry.student, entry.assignment)
-    got = answers.quick_score(entry.assignment, entry.answer, secret=seed)
-    quick, full = (got.points, got.max_points, " ".join(got.flags)), (score, max_score, flags)
-    assert quick == full, f"quick path {quick} {got.failed}, pipeline {full}: {notes}"
+def test_every_test_that_reads_the_demo_run_is_in_its_group():
+    """A test reading `demo_run` from another pytest-xdist group would grade the class a second
+    time on another worker (minutes), and silently; a test in the group that does not read it only
+    waits for it. Read from the parameters, so it holds whichever tests a run selects."""
+
+    def groups(marks):
+        return {mark.args[0] for mark in marks if mark.name == "xdist_group"}
+
+    picked = [p.values[0] for p in CATALOGUE if groups(p.marks)]
+    assert {(e.assignment, e.student) for e in picked} == set(HANDED_IN_BY), "a picked entry outside the group"
+    assert len(picked) == len(HANDED_IN_BY) == 3 * len(course.ASSIGNMENTS)
+    assert all(groups(p.marks) == {GROUP} for p in CATALOGUE if p.values[0] in picked)
+    assert groups(test_pipeline_verdict.pytestmark) == {GROUP}
