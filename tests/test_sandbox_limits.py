@@ -302,3 +302,38 @@ def test_a_killed_graders_boxes_are_reaped_and_a_live_ones_are_not(boxes):
     assert not mounted(folder) and not folder.exists() and not any(g.exists() for g in groups)
     assert not reused.exists()
     assert mine.folder not in reaped and mounted(mine.folder), "a live process's box was removed"
+
+
+QUICK_FOLDER = """
+import time
+from grader.judging import quick
+print(quick._cache().parent, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_quick_paths_folder_is_removed_by_the_next_one():
+    """`python -m proof try` and the self-proof keep their judges' compiled programs in a folder
+    named after their process; a killed one runs no cleanup, and the next quick path removes it
+    (and not the folder of one that still runs)."""
+    started = [
+        subprocess.Popen([sys.executable, "-c", QUICK_FOLDER], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    killed, alive = (Path(p.stdout.readline().strip()) for p in started)
+    started[0].kill()
+    started[0].wait()
+    try:
+        assert killed.is_dir() and alive.is_dir(), (killed, alive)
+        done = subprocess.run([sys.executable, "-c", QUICK_FOLDER.replace("time.sleep(600)", "")], cwd=REPO,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert not killed.exists(), f"{killed} outlived its killed process"
+        assert alive.is_dir(), "a running quick path's folder was removed"
+        assert not Path(done.stdout.strip()).exists(), "a quick path that ended left its folder"
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()
+            process.stdout.close()
+        shutil.rmtree(alive, ignore_errors=True)  # killed too: nothing of it runs its cleanup

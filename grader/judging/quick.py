@@ -69,12 +69,19 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused)
 
 
+SCRATCH = "ch04-quick"  # a quick-path process's folder for its judges, in the temporary folder
+
+
 @functools.cache
 def _cache() -> Path:
-    """This process's folder for the judges' compiled programs, removed when the process ends."""
+    """This process's folder for the judges' compiled programs, removed when the process ends;
+    named after the process, so the next quick path removes what a killed one left."""
     from grader.judging import verdict
+    from grader.kernels import sandbox
 
-    parent = Path(tempfile.mkdtemp(prefix="ch04-quick-"))
+    for folder in sandbox.orphaned(SCRATCH):
+        shutil.rmtree(folder, ignore_errors=True)
+    parent = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}-{sandbox.process_tag()}-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
     return verdict.new_cache(parent)
 
