@@ -29,6 +29,17 @@ def pytest_collection_modifyitems(config, items):
     # (build/executed/), so a run that has executed them already builds without a kernel. Any
     # order still passes: the book executes a missing or stale notebook itself.
     items.sort(key=lambda item: item.path.name == "test_book.py")
+    # A test that reads the demo run outside its group would grade the class again, silently.
+    from demo_run import GROUP
+
+    strays = [
+        item.nodeid
+        for item in items
+        if "demo_run" in getattr(item, "fixturenames", ())
+        and GROUP not in {mark.args[0] for mark in item.iter_markers("xdist_group")}
+    ]
+    if strays:
+        raise pytest.UsageError(f"these read demo_run outside pytest.mark.xdist_group({GROUP!r}): {strays}")
     if config.getoption("--reverse"):
         items.reverse()
 

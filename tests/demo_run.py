@@ -3,11 +3,14 @@
 
 It is the demo class (proof/demo.py: alice the reference, bob the untouched release, carol,
 dave and grace each assignment's first wrong, right and natural-style catalogue answer, erin a
-broken file, frank a tampering attempt) and three students more: one hands in the reference of
-COPIED_IN with its names renamed and its comments rewritten (a copy of alice's), one a tampering
-attempt (flagged), and one whose id is a spreadsheet formula holding HTML and whose answer raises
-an error quoting a script and a bidirectional override. Then `python -m grader report` on the
-same folder. Every test that reads it is in the pytest-xdist group GROUP, so one worker grades it.
+broken file, frank a tampering attempt) and four students more, all on COPIED_IN: one hands in
+the reference with its names renamed and its comments rewritten (a copy of alice's), one a
+tampering attempt (flagged), one whose id is a spreadsheet formula holding HTML and whose answer
+raises an error quoting a script and a bidirectional override, and PAGE_ATTACKER, the reference
+with outputs made to attack its feedback page (script, event handlers, a fake "all passed"
+banner, megabytes of text and HTML, a markdown cell of its own). Then `python -m grader report` on
+the same folder. Every test that reads it is in the pytest-xdist group GROUP, so one worker
+grades it: the class report's tests, the feedback page's and the self-proof's pipeline tests.
 """
 
 import ast
@@ -20,6 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 from helpers import grade_cli, gradebook_rows, read_csv
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from grader import REPO, course
 from proof import answers, demo, hostile, sample_classes
@@ -31,6 +35,43 @@ COPYCAT = "copycat"
 FLAGGED = "mallory"
 HOSTILE_ID = '=HYPERLINK("https:x","<img src=x onerror=window.__pwned=1>")'  # no "/": it is a folder name
 HOSTILE_MESSAGE = "<script>window.__pwned=2</script>\u202eevil"
+PAGE_ATTACKER = "page-attacker"
+BANNER = "全部通过 10/10"
+HOSTILE_HTML = (
+    "<script>window.__pwned = 'script'; alert('script')</script>"
+    "<img src=x onerror=\"window.__pwned = 'img'; alert('img')\">"
+    "<div style='position:fixed;top:0;background:#0a0;color:#fff;font-size:48px' class='alert alert-success'>"
+    f"{BANNER}</div>"
+    "<a href='javascript:alert(1)'>link</a>"
+)
+VERDICT = "评分程序判定：✅ 通过（1 / 1 分）\n"
+HOSTILE_ANSWER = f"""
+
+class _Banner:
+    def _repr_html_(self):
+        return {HOSTILE_HTML!r}
+
+
+display(_Banner())
+print("x" * 3_000_000)
+from IPython.display import HTML
+display(HTML("<b>" + "y" * 5_000_000 + "</b>"))
+"""
+
+
+def hostile_notebook():
+    """A markdown cell and a code cell whose outputs hold script, handlers, styling and a forged verdict."""
+    markdown = (
+        f"<script>alert('md')</script>\n\n<img src=x onerror=alert('md')>\n\n[click](javascript:alert('md'))\n\n"
+        f"<div style='background:#0a0;font-size:48px' class='alert alert-success'>{BANNER}</div>\n\n$x^2 < y$"
+    )
+    code = new_code_cell("x")
+    code.outputs = [
+        new_output("display_data", data={"text/html": HOSTILE_HTML, "text/plain": "<Banner>"}),
+        new_output("display_data", data={"application/javascript": "alert('js')", "text/plain": "js"}),
+        new_output("stream", name="stdout", text=VERDICT),
+    ]
+    return new_notebook(cells=[new_markdown_cell(markdown), code])
 
 
 def disguised(answer: str, assignment: str) -> str:
@@ -67,6 +108,11 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
     sample_classes.write(submitted, FLAGGED, forger.assignment, forger.notebook())
     raising = f"raise ValueError({HOSTILE_MESSAGE!r})"
     sample_classes.write(submitted, HOSTILE_ID, COPIED_IN, sample_classes.answered(COPIED_IN, raising))
+    # Student code runs as written: the feedback must be safe whatever runs.
+    nb = sample_classes.answered(COPIED_IN, answers.reference_answer(COPIED_IN) + HOSTILE_ANSWER)
+    nb.cells.insert(1, hostile_notebook().cells[0])  # a markdown cell of the student's own
+    nb.cells.append(new_code_cell("raise ValueError('e' * 1_000_000)"))
+    sample_classes.write(submitted, PAGE_ATTACKER, COPIED_IN, nb)
     done = grade_cli(submitted, out, timeout=2400)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     written = (out / "report" / "class.json").read_text(encoding="utf-8")
@@ -83,5 +129,5 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
         page=(out / "report" / "index.html").read_text(encoding="utf-8"),
         long=read_csv(out),
         gradebook=gradebook_rows(course.sqlite_url(out / "course")),
-        notes={(o["student"], o["assignment"]): o["notes"] for o in map(json.loads, journal)},
+        journal={(o["student"], o["assignment"]): o for o in map(json.loads, journal)},  # score, graded, notes...
     )

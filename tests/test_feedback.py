@@ -1,8 +1,9 @@
 """The feedback pages (grader/output/feedback.py): outputs capped while the kernel runs
 (grader/kernels/execute.py), nothing the student wrote live in the page, math rendered offline.
 
-Unit tests first; then one real grading run (module fixture) of a reference answer and a hostile
-submission, whose page Chromium opens with the network blocked.
+Unit tests first; then the pages of the demo run (`demo_run`, tests/demo_run.py: graded once per
+run, shared with the class report's tests and the self-proof): alice's reference and the page
+attacker's submission, whose page Chromium opens with the network blocked.
 """
 
 import base64
@@ -18,29 +19,18 @@ from urllib.parse import unquote
 import jinja2
 import nbformat
 import pytest
+from demo_run import BANNER, COPIED_IN, PAGE_ATTACKER, VERDICT, hostile_notebook, in_its_group
 from helpers import chromium, only_requests_to
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from grader import course, grade
+from grader import course
 from grader.kernels import execute, manager
 from grader.output import feedback
-from proof import answers, sample_classes
 
-pytestmark = pytest.mark.xdist_group("feedback")  # one worker owns the grading run below
-
-ASSIGNMENT = "residuals"  # quick to grade
+ASSIGNMENT = COPIED_IN  # the demo run's page attacker hands it in
 LIMIT = execute.MAX_OUTPUT_CHARS
 NOTE_ROOM = 200  # what a cap note adds to a capped entry
-BANNER = "全部通过 10/10"
-HOSTILE_HTML = (
-    "<script>window.__pwned = 'script'; alert('script')</script>"
-    "<img src=x onerror=\"window.__pwned = 'img'; alert('img')\">"
-    "<div style='position:fixed;top:0;background:#0a0;color:#fff;font-size:48px' class='alert alert-success'>"
-    f"{BANNER}</div>"
-    "<a href='javascript:alert(1)'>link</a>"
-)
-VERDICT = "评分程序判定：✅ 通过（1 / 1 分）\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,22 +183,8 @@ def _assert_nothing_live(page: str) -> None:
     assert not [a for a in attributes if a[0] == "img" and a[1] == "src" and not a[2].startswith("data:")]
 
 
-def _hostile_notebook():
-    markdown = (
-        f"<script>alert('md')</script>\n\n<img src=x onerror=alert('md')>\n\n[click](javascript:alert('md'))\n\n"
-        f"<div style='background:#0a0;font-size:48px' class='alert alert-success'>{BANNER}</div>\n\n$x^2 < y$"
-    )
-    code = new_code_cell("x")
-    code.outputs = [
-        new_output("display_data", data={"text/html": HOSTILE_HTML, "text/plain": "<Banner>"}),
-        new_output("display_data", data={"application/javascript": "alert('js')", "text/plain": "js"}),
-        new_output("stream", name="stdout", text=VERDICT),
-    ]
-    return new_notebook(cells=[new_markdown_cell(markdown), code])
-
-
 def test_sanitising_outputs_removes_script_handlers_links_and_styling():
-    nb = _hostile_notebook()
+    nb = hostile_notebook()
     feedback.SanitizeFeedback().preprocess(nb, {})
     outputs = nb.cells[1].outputs
     elements = _Live(outputs[0].data["text/html"]).elements
@@ -233,7 +209,7 @@ def _page(nb) -> str:
 
 
 def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
-    page = _page(_hostile_notebook())
+    page = _page(hostile_notebook())
     _assert_nothing_live(page)
     assert VERDICT.strip() in page and BANNER in page
     assert "$x^2 &lt; y$" in page, "math stays for MathJax"
@@ -243,7 +219,7 @@ def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
 
 def test_a_second_page_compiles_no_template_and_is_the_same(monkeypatch):
     """nbgrader makes a new exporter for every submission; Jinja's compiled templates outlive it."""
-    nb = _hostile_notebook()
+    nb = hostile_notebook()
     first = _page(copy.deepcopy(nb))
     compiled = []
     original = jinja2.Environment.compile
@@ -258,48 +234,30 @@ def test_a_second_page_compiles_no_template_and_is_the_same(monkeypatch):
 # One real grading run
 
 
-HOSTILE_ANSWER = f"""
-
-class _Banner:
-    def _repr_html_(self):
-        return {HOSTILE_HTML!r}
-
-
-display(_Banner())
-print("x" * 3_000_000)
-from IPython.display import HTML
-display(HTML("<b>" + "y" * 5_000_000 + "</b>"))
-"""
-
-
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    submitted, out = tmp_path_factory.mktemp("submitted"), tmp_path_factory.mktemp("out")
-    reference = answers.reference_answer(ASSIGNMENT)
-    sample_classes.write(submitted, "reference", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, reference))
-    nb = sample_classes.answered(ASSIGNMENT, reference + HOSTILE_ANSWER)
-    nb.cells.insert(1, _hostile_notebook().cells[0])  # a markdown cell of the student's own
-    nb.cells.append(new_code_cell("raise ValueError('e' * 1_000_000)"))
-    sample_classes.write(submitted, "mallory", ASSIGNMENT, nb)
-    # Student code runs as written: the feedback must be safe whatever runs.
-    outcomes = grade.grade(submitted, out, jobs=2, echo=lambda *a: None)
-    return {o.student: o for o in outcomes}, out
+def graded(demo_run):
+    """The demo run's outcomes ({student: its journal entry}) on ASSIGNMENT, and its OUT folder."""
+    outcomes = {student: entry for (student, name), entry in demo_run.journal.items() if name == ASSIGNMENT}
+    return outcomes, demo_run.out
 
 
 def _feedback_page(out: Path, student: str) -> Path:
     return out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
 
 
+@in_its_group
 def test_reference_keeps_full_marks_and_hostile_one_is_graded(graded):
     outcomes, _ = graded
-    assert outcomes["reference"].graded and outcomes["reference"].score == outcomes["reference"].max_score >= 10
-    assert outcomes["mallory"].graded
-    assert any("输出过长" in n and "反馈中已截断" in n for n in outcomes["mallory"].notes), outcomes["mallory"].notes
+    reference, attacker = outcomes["alice"], outcomes[PAGE_ATTACKER]
+    assert reference["graded"] and reference["score"] == reference["max_score"] >= 10
+    assert attacker["graded"]
+    assert any("输出过长" in n and "反馈中已截断" in n for n in attacker["notes"]), attacker["notes"]
 
 
+@in_its_group
 def test_autograded_notebook_is_capped(graded):
     _, out = graded
-    path = course.notebook_path(out / "course" / "autograded" / "mallory", ASSIGNMENT)
+    path = course.notebook_path(out / "course" / "autograded" / PAGE_ATTACKER, ASSIGNMENT)
     assert path.stat().st_size < 1_000_000
     outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
     sizes = [len(o.get("text", "")) for o in outputs] + [sum(map(len, o.get("traceback", []))) for o in outputs]
@@ -308,30 +266,33 @@ def test_autograded_notebook_is_capped(graded):
     assert sum(map(execute.is_capped, outputs)) >= 3  # the print, the HTML, the error
 
 
+@in_its_group
 def test_feedback_page_has_nothing_live_from_the_student(graded):
     _, out = graded
-    page = _feedback_page(out, "mallory").read_text(encoding="utf-8")
+    page = _feedback_page(out, PAGE_ATTACKER).read_text(encoding="utf-8")
     _assert_nothing_live(page)
     assert "评分程序判定：✅ 通过" in page and "评分说明" in page  # our verdicts and notes
     assert (out / "feedback" / feedback.MATHJAX_DIR / "MathJax.js").exists()
 
 
+@in_its_group
 def test_pages_show_the_export_note_and_the_verdict_not_the_programs(graded):
     """The worker reduces each exported-programs output to its one-line note: neither the
     autograded notebook nor a page keeps a program."""
     _, out = graded
-    for student in ("reference", "mallory"):
+    for student in ("alice", PAGE_ATTACKER):
         page = _feedback_page(out, student).read_text(encoding="utf-8")
         notes = re.findall(r"🔒 测试 (\w+)：导出的程序已交给评分程序", page)
         assert set(notes) >= {"test_custom_vjp", "test_visible_value_grad", "test_visible_residuals"}, notes
         assert page.count("评分程序判定：✅ 通过") == 6 and execute.EVIDENCE_MIME not in page
-        if student == "reference":  # mallory's page holds its own long runs of x and y
+        if student == "alice":  # the attacker's page holds its own long runs of x and y
             assert not re.search(r"[A-Za-z0-9+/]{200}", page), "a page holds a long base64 run (a program?)"
         path = course.notebook_path(out / "course" / "autograded" / student, ASSIGNMENT)
         outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
         assert not [o for o in outputs if execute.EVIDENCE_MIME in o.get("data", {})], "a program was kept"
 
 
+@in_its_group
 def test_every_link_of_a_feedback_page_resolves(graded):
     """Each link of a page leads somewhere from where it is read: an anchor of the page itself, the
     web, or a file beside it. The statement's link to the chapter notebook (relative to
@@ -339,7 +300,7 @@ def test_every_link_of_a_feedback_page_resolves(graded):
     _, out = graded
     statement = course.notebook_path(course.EXERCISES, ASSIGNMENT).read_text(encoding="utf-8")
     assert "](../../notebooks/" in statement, "the statement no longer links a notebook: the test would check nothing"
-    for student in ("reference", "mallory"):
+    for student in ("alice", PAGE_ATTACKER):
         path = _feedback_page(out, student)
         page = path.read_text(encoding="utf-8")
         anchors = set(re.findall(r'\b(?:id|name)="([^"]+)"', page))
@@ -355,6 +316,7 @@ def test_every_link_of_a_feedback_page_resolves(graded):
         assert "4.10a 残差存什么" in page, "the link's text went with its target"
 
 
+@in_its_group
 def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
     executable = chromium()
     from playwright.sync_api import sync_playwright
@@ -368,7 +330,7 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
             page.route("**/*", only_requests_to("file://", outside))
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(_feedback_page(out, "mallory").as_uri())
+            page.goto(_feedback_page(out, PAGE_ATTACKER).as_uri())
             page.wait_for_function(
                 "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
                 " && document.querySelectorAll('.MathJax').length > 0",
@@ -377,7 +339,7 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
             statement_math = page.locator(".text_cell_render").first.locator(".MathJax").count()
             pwned = page.evaluate("window.__pwned || null")
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-            page.screenshot(path=str(out / "mallory.png"))
+            page.screenshot(path=str(out / f"{PAGE_ATTACKER}.png"))
         finally:
             browser.close()
     assert not dialogs and pwned is None, (dialogs, pwned)

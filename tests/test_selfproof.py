@@ -38,7 +38,7 @@ def graded(demo_run, student: str, assignment: str):
     """(score, max_score, flags, notes) of a demo-class hand-in; a failure quotes the grader's
     own notes, so it says which test and why."""
     row = demo_run.long[(student, assignment)]
-    notes = demo_run.notes[(student, assignment)]
+    notes = demo_run.journal[(student, assignment)]["notes"]
     return float(row["score"]), float(row["max_score"]), row["flags"], notes
 
 
