@@ -6,8 +6,9 @@ worker starts them): Debian's PostgreSQL and a grading cluster of `python -m gra
 and `python -m grader worker` with two processes. A test that kills one of its workers waits
 for the cluster to settle again (`helpers.settle`).
 
-The demo class is graded once per run (`demo_run`, tests/demo_run.py): the class report's tests
-and the self-proof's pipeline tests read it, all in its xdist group.
+The demo class is graded once per run (`demo_run`, tests/demo_run.py): the class report's, the
+feedback page's and the self-proof's pipeline tests read it, all in its xdist group (collection
+stops if one is not).
 
 `pytest --reverse` runs the tests in reverse order: no test may depend on another having run first.
 """
@@ -64,7 +65,7 @@ def grading_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """The demo class and three students more, graded once with `python -m grader grade`."""
+    """The demo class and four students more, graded once with `python -m grader grade`."""
     from demo_run import grade_the_demo_class
 
     return grade_the_demo_class(tmp_path_factory)
