@@ -13,10 +13,12 @@ started again resumes while one worker is killed in the middle of a submission. 
 loses its scheduler once its first submission is stored, and is finished by a re-run.
 """
 
+import contextlib
 import json
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -373,3 +375,35 @@ def test_a_task_given_up_beside_a_killer_is_tried_again_alone(no_dask):
     assert client.events == [("submit", "honest"), ("submit", "killer"), ("result", "honest"), ("result", "killer")] + [
         (step, student) for student in ("honest", "killer") for step in ("submit", "result")
     ], "not tried again after the others, one at a time"
+
+
+CLUSTER_OWNER = """
+import sys, time
+from pathlib import Path
+from grader.cluster import engine
+with engine.scheduler_with_workers(Path(sys.argv[1]), 1):
+    print("started", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_cluster_goes_with_the_process_that_started_it(tmp_path):
+    """The tests and the benchmark start a scheduler and a worker command as an instructor would
+    (engine.scheduler_with_workers); killed with SIGKILL, their owner runs no cleanup, and the
+    kernel's parent-death signal (SIGTERM) stops both, and with them the worker's processes."""
+    owner = subprocess.Popen([sys.executable, "-c", CLUSTER_OWNER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE)
+    started = []
+    try:
+        assert owner.stdout.readline().strip() == b"started", "the cluster did not start"
+        started = psutil.Process(owner.pid).children(recursive=True)
+        assert len(started) >= 3, started  # the scheduler, the worker command, its worker process
+        owner.kill()
+        owner.wait()
+        gone, alive = psutil.wait_procs(started, timeout=90)
+        assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
+    finally:
+        owner.kill()
+        owner.stdout.close()
+        for process in started:  # what outlived its owner, if the test failed
+            with contextlib.suppress(psutil.Error):
+                process.kill()

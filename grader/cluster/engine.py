@@ -177,6 +177,7 @@ def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float 
     `workers` processes, with certificates of their own in `log_folder/tls`, as an instructor
     would start them on real machines (the benchmark and the tests use it); yields a `Cluster`.
     Both are stopped afterwards."""
+    import shutil
     import socket
     import subprocess
     import sys
@@ -188,19 +189,27 @@ def scheduler_with_workers(log_folder: Path, workers: int, start_timeout: float 
     address, tls = f"tls://127.0.0.1:{port}", log_folder / "tls"
     certs.make(tls)
 
-    def start(command, log):
+    def start(command, log, parent_death_signal):
+        # The kernel signals them when the process that started them dies, even by SIGKILL (no
+        # cleanup runs then): a killed test run or benchmark leaves no cluster on the machine.
+        # The worker command gets SIGKILL: its graceful SIGTERM close waits for a scheduler that
+        # is going too; its worker processes exit when it does (Dask watches their parent).
+        dies_with_us = ["setpriv", "--pdeathsig", parent_death_signal, "--"] if shutil.which("setpriv") else []
         with open(log_folder / log, "wb") as sink:
-            return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+            return subprocess.Popen(
+                dies_with_us + command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     grader = [sys.executable, "-m", "grader"]
     scheduler = start(
-        grader + ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls)], "scheduler.log"
+        grader + ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls)], "scheduler.log", "TERM"
     )
     grader_worker = None
     try:
         grader_worker = start(
             grader + ["worker", address, "--nworkers", str(workers), "--host", "127.0.0.1", "--tls", str(tls)],
             "worker.log",
+            "KILL",
         )
         deadline = time.monotonic() + start_timeout
         while len(worker_processes(grader_worker.pid)) < workers:
