@@ -390,7 +390,7 @@ with engine.scheduler_with_workers(Path(sys.argv[1]), 1):
 def test_a_cluster_goes_with_the_process_that_started_it(tmp_path):
     """The tests and the benchmark start a scheduler and a worker command as an instructor would
     (engine.scheduler_with_workers); killed with SIGKILL, their owner runs no cleanup, and the
-    kernel's parent-death signal (SIGTERM) stops both, and with them the worker's processes."""
+    kernel's parent-death signal stops both, and with them the worker's processes."""
     owner = subprocess.Popen([sys.executable, "-c", CLUSTER_OWNER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE)
     started = []
     try:

@@ -13,7 +13,6 @@ import copy
 import functools
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -79,9 +78,8 @@ def _cache() -> Path:
     from grader.judging import verdict
     from grader.kernels import sandbox
 
-    for folder in sandbox.orphaned(SCRATCH):
-        shutil.rmtree(folder, ignore_errors=True)
-    parent = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}-{sandbox.process_tag()}-"))
+    sandbox.remove_orphaned(SCRATCH)
+    parent = sandbox.process_folder(SCRATCH)
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
     return verdict.new_cache(parent)
 

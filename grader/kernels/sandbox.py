@@ -211,7 +211,7 @@ class Box:
         self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
     ) -> None:
         # Named after this process (reap_orphans): its cgroups take the same name.
-        self.folder = Path(tempfile.mkdtemp(prefix=f"{BOX_PREFIX}-{process_tag()}-"))
+        self.folder = process_folder(BOX_PREFIX)
         self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
@@ -285,6 +285,11 @@ def process_tag(pid: int | None = None) -> str | None:
     return f"{pid}-{stat.rpartition(')')[2].split()[19]}"
 
 
+def process_folder(prefix: str) -> Path:
+    """A new folder `prefix-<this process's tag>-…` in the temporary folder (see `orphaned`)."""
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{process_tag()}-"))
+
+
 def orphaned(prefix: str) -> list[Path]:
     """The folders `prefix-<process tag>-…` in the temporary folder whose process no longer
     exists, and that this user may remove (root: every one)."""
@@ -296,6 +301,14 @@ def orphaned(prefix: str) -> list[Path]:
         if _as_root() or folder.stat().st_uid == os.geteuid():
             found.append(folder)
     return found
+
+
+def remove_orphaned(prefix: str) -> list[Path]:
+    """Remove the `orphaned` folders of `prefix` (killed processes run no cleanup); returns them."""
+    reaped = orphaned(prefix)
+    for folder in reaped:
+        shutil.rmtree(folder, ignore_errors=True)
+    return reaped
 
 
 def reap_orphans() -> list[Path]:

@@ -18,7 +18,6 @@ import hmac
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -202,10 +201,7 @@ SCRATCH = "ch04-worker"  # a worker process's private course folder, in the temp
 def reap_scratch() -> list[Path]:
     """Remove the private course folders of worker processes that no longer exist (killed ones
     run no cleanup); returns them."""
-    reaped = sandbox.orphaned(SCRATCH)
-    for folder in reaped:
-        shutil.rmtree(folder, ignore_errors=True)
-    return reaped
+    return sandbox.remove_orphaned(SCRATCH)
 
 
 def _scratch_course(task: Task):
@@ -213,7 +209,7 @@ def _scratch_course(task: Task):
     if task.cell_timeout not in _courses:
         os.environ.update(nbtools.HEADLESS_ENV)
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-        root = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}-{sandbox.process_tag()}-"))
+        root = sandbox.process_folder(SCRATCH)
         atexit.register(shutil.rmtree, root, ignore_errors=True)  # a killed process's: reap_scratch
         verdict.new_cache(root)  # this process's judges share their compiled programs, the whole run
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
