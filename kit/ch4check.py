@@ -32,7 +32,7 @@ import jax
 import numpy as np
 from ch4protocol import GRADING_ENV, MIME, TEST_MAGIC, split_test_cell
 
-__all__ = ["start_tests", "export", "export_fwd", "export_bwd", "f32", "i32", "programs"]
+__all__ = ["start_tests", "export", "export_fwd", "export_bwd", "f32", "i32", "with_jacobian", "programs"]
 
 
 def grading() -> bool:
@@ -80,7 +80,27 @@ def export_bwd(f, *specs) -> bytes:
     return export(bwd, tuple(leaves), out)
 
 
-EXPORT_HELPERS = {f.__name__: f for f in (export, export_fwd, export_bwd, f32, i32)}
+def with_jacobian(J):
+    """A test function whose Jacobian is ``J``, an input of the exported program that only the
+    verdict fills: its JVP rule computes ``J @ t`` and nothing else, so a program learns J only
+    by pushing tangents through it, and the judge counts them from J's uses
+    (``Program.jvp_products``). Its value is sin v, which says nothing about J. Forward mode
+    only: the tangent first passes a ``while_loop``, which reverse mode cannot transpose."""
+
+    @jax.custom_jvp
+    def counted(v):
+        return jax.numpy.sin(v)
+
+    @counted.defjvp
+    def _rule(primals, tangents):
+        (v,), (t,) = primals, tangents
+        t = jax.lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, s[1] * 1.0), (0, t))[1]
+        return jax.numpy.sin(v), J @ t
+
+    return counted
+
+
+EXPORT_HELPERS = {f.__name__: f for f in (export, export_fwd, export_bwd, f32, i32, with_jacobian)}
 
 
 def _exported(exports: dict) -> dict:

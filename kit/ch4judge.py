@@ -30,9 +30,10 @@ import re
 import sys
 import types
 
+import ch4dataflow
 import jax
 import numpy as np
-from ch4protocol import derive_seed, free_names
+from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names
 
 # ---------------------------------------------------------------------------------------------
 # What a program may hold
@@ -70,20 +71,10 @@ ALLOWED_CUSTOM_CALLS = frozenset(
     | {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "ApproxTopK"}
 )
 MAX_PROGRAM_BYTES = 8 * 2**20  # one serialized program (a few thousand operations at most)
-# The tangent mark: trusted test functions pass each tangent they are pushed through
-# `mark_tangent`, a rounding to float32's own precision (it changes nothing), which stays in the
-# program as one `reduce_precision` of this format per traced push. An answer has no reason to
-# write it; a program that fakes it still has to compute the right numbers.
-MARK_FORMAT = (8, 23)
 
 
 class Refused(Exception):
     """A program outside the allow-policy: it is not run."""
-
-
-def mark_tangent(t):
-    """Used by the tests' own functions inside their JVP rules (see MARK_FORMAT)."""
-    return jax.lax.reduce_precision(t, exponent_bits=MARK_FORMAT[0], mantissa_bits=MARK_FORMAT[1])
 
 
 def _operations(exported) -> list[tuple[str, dict]]:
@@ -93,19 +84,15 @@ def _operations(exported) -> list[tuple[str, dict]]:
 
     found = []
     with mlir.make_ir_context():
-        module = ir.Module.parse(exported.mlir_module())
 
         def visit(op):
-            # Only what the policy and the verdicts read: reading every attribute would make the
-            # bindings convert constants of every element type.
-            wanted = {"stablehlo.custom_call": ("call_target_name",),
-                      "stablehlo.reduce_precision": ("exponent_bits", "mantissa_bits")}.get(op.name, ())  # fmt: skip
-            attributes = {name: str(op.attributes[name]) for name in wanted if name in op.attributes}
-            attributes["__operands__"] = [str(o.type) for o in op.operands] if wanted else []
-            found.append((op.name, attributes))
+            # Only what the policy reads: reading every attribute would make the bindings
+            # convert constants of every element type.
+            wanted = ("call_target_name",) if op.name == "stablehlo.custom_call" else ()
+            found.append((op.name, {name: str(op.attributes[name]) for name in wanted if name in op.attributes}))
             return ir.WalkResult.ADVANCE
 
-        module.operation.walk(visit)
+        ch4dataflow.parsed(exported).operation.walk(visit)
     return found
 
 
@@ -153,15 +140,10 @@ class Program:
     def out_shapes(self) -> list[tuple[int, ...]]:
         return [tuple(a.shape) for a in self.exported.out_avals]
 
-    def marks(self) -> list[int]:
-        """The element count of every tangent mark in the program (`mark_tangent`), in order."""
-        fmt = {"exponent_bits": f"{MARK_FORMAT[0]} : i32", "mantissa_bits": f"{MARK_FORMAT[1]} : i32"}
-        counts = []
-        for name, attributes in self.operations:
-            if name == "stablehlo.reduce_precision" and all(attributes.get(k) == v for k, v in fmt.items()):
-                dims = attributes["__operands__"][0].removeprefix("tensor<").split("x")[:-1]
-                counts.append(int(np.prod([int(d) for d in dims])))
-        return counts
+    def jvp_products(self, arg: int) -> tuple[list[int], list[str]]:
+        """How the program uses its input number `arg`, a Jacobian J a test function pushes
+        tangents through (kit/ch4dataflow.py): (tangents per product, every other use)."""
+        return ch4dataflow.jvp_products(self.exported, arg)
 
 
 _loaded: dict[bytes, Program] = {}  # one Program per distinct program, so one compilation per shape
@@ -320,9 +302,7 @@ TRUSTED = types.MappingProxyType(
         "solve_ivp": "scipy.integrate:solve_ivp",
     }
 )
-VERDICT_HELPERS = types.MappingProxyType(
-    {f.__name__: f for f in (missing_name, attempt, check_close, saved_elements, mark_tangent)}
-)
+VERDICT_HELPERS = types.MappingProxyType({f.__name__: f for f in (missing_name, attempt, check_close, saved_elements)})
 
 
 def _trusted(spec: str):
@@ -384,7 +364,7 @@ def judge(job: dict, out=sys.stdout) -> None:
         space = namespace(
             test["body"],
             {
-                **dict.fromkeys(("export", "export_fwd", "export_bwd", "f32", "i32"), _not_here),
+                **dict.fromkeys(EXPORT_HELPER_NAMES, _not_here),
                 "programs": programs,
                 "seed_for": lambda t: derive_seed(secret, t),
                 "check_close": check,

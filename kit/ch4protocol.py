@@ -13,6 +13,9 @@ GRADING_ENV = "CH4_GRADING"  # "1" in a graded kernel: test cells export and sto
 MIME = "application/vnd.ch4.programs+json"  # the output a test cell's exported programs leave in
 VERDICT_MARKER = "# —— 判定 ——"  # above it: the export (kernel); below it: the verdict (judge)
 TEST_MAGIC = "%%ch4test"  # the first line of every test cell
+# What a test cell's export part may call besides `programs` (kit/ch4check.py); the judge, which
+# never exports, binds them to a function that does nothing.
+EXPORT_HELPER_NAMES = ("export", "export_fwd", "export_bwd", "f32", "i32", "with_jacobian")
 
 
 def derive_seed(secret: str, test_id: str) -> int:

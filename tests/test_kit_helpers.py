@@ -1,7 +1,7 @@
 """The kit's helpers, each way round: the export half a kernel runs (kit/ch4check.py: `export`,
 `export_fwd`, `export_bwd`, `programs`), the judge's allow-policy on what arrives (kit/ch4judge.py:
 `load`, `Programs`) and the verdict helpers a test body reads (`attempt`, `check_close`,
-`saved_elements`, `mark_tangent` and `Program.marks`). No kernels here.
+`saved_elements` and `Program.jvp_products`). No kernels here.
 
 A refused program is made the way a forger would: a real exported module whose text is edited
 and serialized again (`jax.export` itself refuses to export a host callback), or a program
@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
-from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, f32
+from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, f32, with_jacobian
 from ch4judge import (
     EXPORT_HINT,
     NO_PROGRAM,
@@ -33,11 +33,10 @@ from ch4judge import (
     check_close,
     load,
     load_all,
-    mark_tangent,
     missing_name,
     saved_elements,
 )
-from ch4protocol import GRADING_ENV, MIME, free_names, split_test_cell
+from ch4protocol import EXPORT_HELPER_NAMES, GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
 
 from grader import course
@@ -385,44 +384,94 @@ def test_saved_elements_counts_every_residual_of_an_exported_forward_rule():
     assert count == 7 and np.array_equal(leaves[0], X)
 
 
-def _counted():
-    """A trusted test function: its JVP rule marks each tangent pushed through it."""
-
-    @jax.custom_jvp
-    def f(x):
-        return jnp.sin(x)
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return jnp.sin(x), jnp.cos(x) * mark_tangent(t)
-
-    return f
+def _uses(answer, n: int = 7) -> tuple[list[int], list[str]]:
+    """`Program.jvp_products` of `answer(f, x)` exported with J as input number 1."""
+    program = load(export(lambda x, J: answer(with_jacobian(J), x), f32(n), f32(n, n)))
+    return program.jvp_products(1)
 
 
-def _marks(fun) -> list[int]:
-    return load(export(fun, f32(7))).marks()
+EYE = np.eye(7, dtype=np.float32)
+SEEDS = (np.arange(7)[None, :] % 3 == np.arange(3)[:, None]).astype(np.float32)  # 3 colours
 
 
-def test_mark_tangent_changes_no_value():
-    t = np.random.default_rng(0).normal(size=7).astype(np.float32)
-    assert np.array_equal(jax.jit(mark_tangent)(t), t)
+def test_jvp_products_count_the_tangents_of_each_use_of_the_jacobian():
+    def vmapped(f, x):
+        return jax.vmap(lambda s: jax.jvp(f, (x,), (s,))[1])(SEEDS)
+
+    assert _uses(lambda f, x: f(x)) == ([], [])  # called, not differentiated: J is never read
+    assert _uses(lambda f, x: jax.jvp(f, (x,), (jnp.ones(7),))[1]) == ([1], [])
+    assert _uses(vmapped) == ([3], [])
+    assert _uses(lambda f, x: jax.jit(vmapped, static_argnums=0)(f, x)) == ([3], [])  # through func.call
+    assert _uses(lambda f, x: jax.vmap(jax.linearize(f, x)[1], in_axes=1, out_axes=1)(SEEDS.T)) == ([3], [])
+    assert _uses(lambda f, x: jax.jacfwd(f)(x)) == ([7], [])
+    assert _uses(lambda f, x: [jax.jvp(f, (x,), (s,))[1] for s in SEEDS]) == ([1, 1, 1], [])  # a Python loop
+    J = np.random.default_rng(0).normal(size=(7, 7)).astype(np.float32)
+    program = load(export(lambda x, J: jax.jacfwd(with_jacobian(J))(x), f32(7), f32(7, 7)))
+    np.testing.assert_allclose(program(X, J), J, rtol=1e-6)  # and it computes J
 
 
-def test_marks_count_the_tangents_pushed_in_each_trace():
-    f, eye = _counted(), np.eye(7, dtype=np.float32)
-    assert _marks(f) == []  # called, not differentiated: the rule is never traced
-    assert _marks(lambda x: jax.jvp(f, (x,), (jnp.ones(7),))[1]) == [7]
-    assert _marks(lambda x: jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1])(eye)) == [49]  # 7 tangents, one trace
-    assert _marks(jax.jacfwd(f)) == [49]
-    assert _marks(lambda x: [jax.jvp(f, (x,), (t,))[1] for t in eye[:3]]) == [7, 7, 7]  # a Python loop: 3 traces
-    program = load(export(lambda x: jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1])(eye), f32(7)))
-    np.testing.assert_allclose(program(X), np.diag(np.cos(X)), rtol=1e-6, atol=1e-7)  # and it still computes
+def test_with_jacobian_is_a_forward_mode_function_whose_jacobian_is_its_input():
+    J = np.random.default_rng(1).normal(size=(7, 7)).astype(np.float32)
+    f = with_jacobian(J)
+    np.testing.assert_allclose(f(X), np.sin(X), rtol=1e-6)  # its value says nothing about J
+    np.testing.assert_allclose(jax.jacfwd(f)(X), J, rtol=1e-6)
+    with pytest.raises(ValueError, match="Reverse-mode"):
+        jax.jacrev(f)(X)
+    assert set(EXPORT_HELPERS) == set(EXPORT_HELPER_NAMES)  # what the judge binds to a no-op
 
 
-def test_marks_ignore_an_answers_own_rounding_to_other_formats():
-    assert _marks(lambda x: jax.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=7)) == []
-    assert _marks(lambda x: jax.lax.reduce_precision(x, exponent_bits=5, mantissa_bits=23)) == []
+def _jacobian_of(f):
+    """The J a test function closes over, as a walk through its closures finds it."""
+    return next(c.cell_contents for c in f.jvp.__closure__ if hasattr(c.cell_contents, "shape"))
+
+
+def test_every_other_use_of_the_jacobian_is_named():
+    def jvp(f, x, s):
+        return jax.jvp(f, (x,), (s,))[1]
+
+    cases = {
+        "returned as it is": (lambda f, x: _jacobian_of(f), ["func.return"]),
+        "masked": (lambda f, x: _jacobian_of(f) * 1.0, ["stablehlo.multiply"]),
+        "pushed in a loop": (lambda f, x: jax.lax.map(lambda s: jvp(f, x, s), SEEDS), ["stablehlo.while"]),
+        "pushed in a branch": (
+            lambda f, x: jax.lax.cond(x[0] > 0, lambda: jvp(f, x, SEEDS[0]), lambda: jnp.zeros(7)),
+            ["stablehlo.dot_general in stablehlo.case"],  # the branch reads J from outside it
+        ),
+        "rows, not columns (J.T @ u)": (lambda f, x: _jacobian_of(f).T @ SEEDS[0], ["stablehlo.transpose"]),
+        "rows, not columns (u @ J)": (lambda f, x: SEEDS[0] @ _jacobian_of(f), ["stablehlo.dot_general"]),
+        "one tangent per row (batched)": (
+            lambda f, x: jnp.einsum("ij,ij->i", _jacobian_of(f), jnp.ones((7, 7))),
+            ["stablehlo.dot_general"],
+        ),
+        "with itself": (lambda f, x: _jacobian_of(f) @ _jacobian_of(f), ["stablehlo.dot_general"] * 2),
+    }
+    for name, (answer, named) in cases.items():
+        products, others = _uses(answer)
+        assert products == [] and others == named, (name, products, others)
+
+
+def _lax_functions() -> list:
+    return [
+        getattr(jax.lax, n) for n in sorted(dir(jax.lax)) if not n.startswith("_") and callable(getattr(jax.lax, n))
+    ]
+
+
+def test_no_unary_lax_function_of_the_jacobian_counts_as_a_jvp():
+    """Every public jax.lax function that takes the Jacobian alone and exports: none of its uses
+    counts as a pushed tangent (from the library itself, not from a hand list)."""
+    tried = []
+    for fn in _lax_functions():
+
+        def answer(f, x, fn=fn):
+            return fn(_jacobian_of(f))
+
+        try:
+            products, others = _uses(answer)
+        except Exception:  # noqa: BLE001 - not a function of one float matrix, or not exportable
+            continue
+        tried.append(fn.__name__)
+        assert products == [], (fn.__name__, products, others)
+    assert len(tried) > 40, tried  # the walk above reached the library, not a handful of names
 
 
 def test_verdict_helpers_still_fail_under_python_O():

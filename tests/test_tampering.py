@@ -40,7 +40,7 @@ import ch4judge
 import nbformat
 import numpy as np
 import pytest
-from ch4protocol import VERDICT_MARKER, derive_seed, free_names, split_test_cell
+from ch4protocol import EXPORT_HELPER_NAMES, VERDICT_MARKER, derive_seed, free_names, split_test_cell
 from helpers import gradebook_rows, read_csv, settle
 
 from grader import REPO, course, grade, messages
@@ -196,7 +196,7 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
                 continue
             names = {"programs": lambda *args: ch4judge.Programs(None), "seed_for": lambda t: derive_seed(key, t)}
             space = ch4judge.namespace(test["body"], names)
-            space.update(dict.fromkeys(("export", "export_fwd", "export_bwd", "f32", "i32"), lambda *a, **k: None))
+            space.update(dict.fromkeys(EXPORT_HELPER_NAMES, lambda *a, **k: None))
             # as the judge does: the student's names the export part mentions exist, as None
             space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
             try:
@@ -398,29 +398,11 @@ def test_sandbox_keeps_a_folder_under_tmp_visible(tmp_path):
 # —— every attack, in its run ——
 
 
-# A known limit, not a pass (grader/README.md, "Not defended"): coloring's tangent count reads the
-# exported program's structure (its tangent marks), and a hand-made program can fake structure.
-# This attack pushes n tangents through the test's function (jacfwd), drops the real marks and
-# writes one forged mark: 14/18 against 8/18. Values stay checked; the cost is what is not.
-# strict: the day the count is proven from something a program cannot fake, these must pass.
-FORGED_STRUCTURE = pytest.mark.xfail(
-    strict=True, reason="known limit: the tangent count is read from program structure a hand-made program can fake"
-)
+def _attack_params(chosen):
+    return [pytest.param(a, id=a.slug, marks=[local if a.run == "local" else on_the_cluster]) for a in chosen]
 
 
-def _attack_params(chosen, known_limits=()):
-    return [
-        pytest.param(
-            a,
-            id=a.slug,
-            marks=[local if a.run == "local" else on_the_cluster]
-            + ([FORGED_STRUCTURE] if a.slug in known_limits else []),
-        )
-        for a in chosen
-    ]
-
-
-@pytest.mark.parametrize("attack", _attack_params(ATTACKS, known_limits=("closure_walk_to_counter",)))
+@pytest.mark.parametrize("attack", _attack_params(ATTACKS))
 def test_attack_scores_no_more_than_its_base(attack, request):
     run = request.getfixturevalue("local_run" if attack.run == "local" else "cluster_run")
     got, alone = beside_its_base(run, attack)
@@ -457,7 +439,7 @@ def test_every_attack_class_is_covered():
     named = {
         "str-subclass formatting": "format_string_walk",
         "objects carried back by exceptions": "exception_carried_objects",
-        "closure/globals walks to counters": "closure_walk_to_counter",
+        "closure/globals walks to counters": "closure_walk_to_the_jacobian",
         "answer-defined array/buffer protocols": "raw_memory_protocols",
         "the environment": "environment_key_hunt",
         "linecache": "linecache_hidden_source",
@@ -527,19 +509,20 @@ def test_objects_carried_by_exceptions_only_take_programs_away(local_run):
 
 
 @local
-@FORGED_STRUCTURE
-def test_a_closure_walk_to_the_tests_counter_gains_nothing(local_run):
-    """colored_jacobian_banded walks from the function a test hands it to the test's custom_jvp
-    and namespace. In the new design the tangent marks are counted in the exported program:
-    switching them off and forging one must not turn jacfwd (n tangents) into a pass."""
-    got, alone = _got(local_run, "closure_walk_to_counter")
+def test_a_closure_walk_to_the_tests_jacobian_gains_nothing(local_run):
+    """colored_jacobian_banded walks from the function a test hands it to the test's custom_jvp,
+    its namespace and the Jacobian its rule holds, and returns that Jacobian's band: the right
+    numbers, no JVP. The judge reads how the program uses the Jacobian (one product with 2b+1
+    tangents, or nothing), so the counting tests fail and it scores no more than jacfwd alone."""
+    got, alone = _got(local_run, "closure_walk_to_the_jacobian")
     text = printed(autograded(local_run, got.student, got.assignment))
-    assert "REACHED the test namespaces: [[" in text, "the walk never reached a test's namespace"
-    lost = {t: p for t, p in per_test_scores(local_run, got.student, got.assignment).items() if not p}
-    assert got.score <= alone.score, (
-        f"forged tangent marks: {got.score}/{got.max_score} against {alone.score} for jacfwd alone; "
-        f"tests still failed: {sorted(lost)}"
+    reached = re.search(r"^REACHED the test namespaces and Jacobians: (.*)$", text, re.MULTILINE)
+    assert reached and "([" in reached.group(1) and ", 1)" in reached.group(1), (
+        f"the walk reached nothing: {text[-1500:]}"
     )
+    lost = {t for t, p in per_test_scores(local_run, got.student, got.assignment).items() if not p}
+    assert {"test_jvp_count", "test_hidden_other_bands"} <= lost, sorted(lost)
+    assert got.score <= alone.score, f"{got.score}/{got.max_score} against {alone.score} for jacfwd alone: {got.notes}"
 
 
 @local
@@ -548,7 +531,7 @@ def test_raw_memory_through_every_protocol_gains_nothing(local_run):
     text = printed(autograded(local_run, got.student, got.assignment))
     for protocol in ("__array_interface__", "__array_struct__", "__dlpack__", "__buffer__"):
         assert f"RAW {protocol}: read ok, write ok" in text, f"{protocol} was no raw read/write here: {text[-1500:]}"
-    assert "RAW rewrote ch4judge.MARK_FORMAT in this kernel: (0, 0)" in text
+    assert "RAW rewrote ch4judge._PURE_STABLEHLO in this kernel: 'REWRITTEN" in text
     assert (got.score, got.flags) == (alone.score, alone.flags), (got.score, alone.score, got.notes)
 
 

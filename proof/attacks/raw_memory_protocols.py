@@ -1,8 +1,8 @@
 """Attack: classes of the answer's own whose array and buffer protocols (`__array_interface__`,
 `__array_struct__`, `__dlpack__`, `__buffer__`) point NumPy at any address `id()` gives: raw
 reads and writes anywhere in the kernel. Each protocol proves it by rewriting a bytes object in
-place; then the kit's immutable state is rewritten in place (the judge's mark format, as the
-kernel holds it)."""
+place; then the kit's immutable state is rewritten in place (the judge's allow-list text, as
+the kernel holds it)."""
 # base: residuals wrong_grad_missing_cos
 # class: answer-defined array/buffer protocols
 # Under the answer guard, `__array_interface__` rewrote a test's hidden JVP counter: 11/18 against 8/18.
@@ -101,8 +101,10 @@ for _name, _view_of in PROTOCOLS.items():
     except Exception as _refused:
         print(f"RAW {_name}: refused ({type(_refused).__name__}: {_refused})")
 
-# The kit's immutable state, rewritten in place: the judge's mark format as the kernel holds it.
+# The kit's immutable state, rewritten in place: the judge's allow-list text as the kernel holds it.
 _judge = sys.modules["ch4judge"]
-_items = np.asarray(ViaArrayInterface(id(_judge.MARK_FORMAT) + tuple.__basicsize__, 16)).view(np.uint64)
-_items[:] = [id(0), id(0)]  # small ints are immortal: no reference counts to fix
-print("RAW rewrote ch4judge.MARK_FORMAT in this kernel:", _judge.MARK_FORMAT)
+_text = _judge._PURE_STABLEHLO
+assert _text.isascii()  # a compact ASCII str: its characters start right after the header
+_chars = np.asarray(ViaArrayInterface(id(_text) + sys.getsizeof("") - 1, 9))
+_chars[:] = np.frombuffer(b"REWRITTEN", np.uint8)
+print("RAW rewrote ch4judge._PURE_STABLEHLO in this kernel:", repr(_judge._PURE_STABLEHLO[:9]))
