@@ -33,6 +33,8 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
     from jax._src.interpreters import mlir
 
     kept = list(exported.module_kept_var_idx)
+    if kept != sorted(set(kept)):  # JAX passes the kept inputs in index order: a program must say so
+        return [], ["inputs kept out of order"]
     if arg not in kept:
         return [], []  # never read
     products, others = [], []
@@ -41,8 +43,10 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
         for op in module.body.operations:
             if op.operation.name == "func.func":
                 functions[str(op.attributes["sym_name"]).strip('"')] = op
-        main = functions["main"]
-        todo, seen = [main.regions[0].blocks[0].arguments[kept.index(arg)]], 0
+        arguments = functions["main"].regions[0].blocks[0].arguments
+        if len(arguments) != len(kept):
+            return [], ["inputs kept that the program does not take"]
+        todo, seen = [arguments[kept.index(arg)]], 0
         while todo and seen < 10_000:  # a hand-made program may call itself
             value, seen = todo.pop(0), seen + 1
             for use in value.uses:
@@ -52,8 +56,8 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
                     others.append(f"{owner.name} in {where}")
                 elif owner.name == "func.call":
                     callee = functions.get(str(owner.attributes["callee"]).lstrip("@").strip('"'))
-                    if callee is None:
-                        others.append("func.call to an unknown function")
+                    if callee is None or not len(callee.regions[0].blocks):
+                        others.append("func.call to a function without a body here")
                     else:
                         todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
                 elif (pushed := _tangents_pushed(owner, use.operand_number)) is None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import ch4check
+import ch4dataflow
 import ch4judge
 import jax
 import jax.numpy as jnp
@@ -588,3 +589,14 @@ def test_the_judge_compiles_a_program_once_however_many_tests_export_it():
     for k in range(ch4judge._KEEP):  # as many other programs as it keeps: the first is gone
         ch4judge.load(bytes(jax_export.export(jax.jit(lambda x, k=k: x + k), platforms=["cpu"])(f32(4)).serialize()))
     assert ch4judge.load(data) is not first
+
+
+def test_a_forged_list_of_kept_inputs_cannot_hide_the_jacobian():
+    """JAX passes the inputs a program keeps in index order: a program that lists them in another
+    order (so the count would read x's uses instead of J's) is named, not counted."""
+    exported = jax_export.deserialize(bytearray(export(lambda x, J: J @ x, f32(7), f32(7, 7))))
+    assert ch4dataflow.jvp_products(exported, 1) == ([1], [])
+    swapped = dataclasses.replace(exported, module_kept_var_idx=(1, 0))
+    assert ch4dataflow.jvp_products(swapped, 1) == ([], ["inputs kept out of order"])
+    dropped = dataclasses.replace(exported, module_kept_var_idx=(1,))
+    assert ch4dataflow.jvp_products(dropped, 1) == ([], ["inputs kept that the program does not take"])
