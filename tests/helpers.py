@@ -13,6 +13,7 @@ import hashlib
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -110,8 +111,8 @@ def _postgres_bin() -> Path:
 class Postgres:
     """A running server: `database(name)` makes an empty database and gives its SQLAlchemy URL."""
 
-    def __init__(self, run, bin_dir: Path, port: int):
-        self._run, self._bin, self.port = run, bin_dir, port
+    def __init__(self, run, bin_dir: Path, port: int, folder: Path):
+        self._run, self._bin, self.port, self.folder = run, bin_dir, port, folder
 
     def database(self, name: str) -> str:
         self._run(str(self._bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "grader", name)
@@ -121,25 +122,42 @@ class Postgres:
 @contextlib.contextmanager
 def postgres():
     """A PostgreSQL server of its own, in a temporary folder; yields a `Postgres`. As root the
-    server runs as user postgres (it refuses to run as root)."""
+    server runs as user postgres (it refuses to run as root). It is this process's child and dies
+    with it (`setpriv --pdeathsig`): a killed test run leaves no server behind (`pg_ctl start`
+    detached it, and one stayed after every SIGKILLed `make test`)."""
     bin_dir, port = _postgres_bin(), free_port()
     folder = Path(tempfile.mkdtemp(prefix="ch04-pg-"))
-    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    as_server = ["--reuid", "postgres", "--regid", "postgres", "--init-groups"] if os.geteuid() == 0 else []
     if as_server:
         shutil.chown(folder, "postgres", "postgres")
-    data, log = folder / "data", folder / "server.log"
+    data = folder / "data"
 
     def run(*command):
-        done = subprocess.run(as_server + list(command), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(["setpriv", *as_server, "--", *command], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"{command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
 
     run(str(bin_dir / "initdb"), "-D", str(data), "-U", "grader", "-A", "trust", "--no-sync")
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+    options = ["-p", str(port), "-k", str(folder), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]
+    with open(folder / "server.log", "wb") as log:
+        server = subprocess.Popen(
+            ["setpriv", *as_server, "--pdeathsig", "KILL", "--", str(bin_dir / "postgres"), "-D", str(data), *options],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
-        yield Postgres(run, bin_dir, port)
+        deadline = time.monotonic() + 120
+        ready = [str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]
+        while subprocess.run(ready).returncode != 0:
+            assert server.poll() is None and time.monotonic() < deadline, (folder / "server.log").read_text()[-3000:]
+            time.sleep(0.2)
+        yield Postgres(run, bin_dir, port, folder)
     finally:
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        server.send_signal(signal.SIGQUIT)  # PostgreSQL's immediate shutdown
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 

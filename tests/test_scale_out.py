@@ -407,3 +407,38 @@ def test_a_cluster_goes_with_the_process_that_started_it(tmp_path):
         for process in started:  # what outlived its owner, if the test failed
             with contextlib.suppress(psutil.Error):
                 process.kill()
+
+
+POSTGRES_OWNER = """
+import sys, time
+sys.path.insert(0, "tests")
+from helpers import postgres
+with postgres() as server:
+    print("started", server.folder, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_postgres_server_goes_with_the_process_that_started_it():
+    """The tests' PostgreSQL server (helpers.postgres) dies with the process that started it: a
+    SIGKILLed test run used to leave it running (pg_ctl detached it)."""
+    owner = subprocess.Popen([sys.executable, "-c", POSTGRES_OWNER], cwd=REPO, stdout=subprocess.PIPE)
+    started, folder = [], None
+    try:
+        said = owner.stdout.readline().decode().split()
+        assert said[:1] == ["started"], "the server did not start"
+        folder = Path(said[1])
+        started = [p for p in psutil.Process(owner.pid).children(recursive=True) if "postgres" in " ".join(p.cmdline())]
+        assert started, "no postgres process under its owner"
+        owner.kill()
+        owner.wait()
+        gone, alive = psutil.wait_procs(started, timeout=60)
+        assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
+    finally:
+        owner.kill()
+        owner.stdout.close()
+        for process in started:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)  # what the killed owner could not remove
