@@ -387,26 +387,34 @@ with engine.scheduler_with_workers(Path(sys.argv[1]), 1):
 """
 
 
-def test_a_cluster_goes_with_the_process_that_started_it(tmp_path):
-    """The tests and the benchmark start a scheduler and a worker command as an instructor would
-    (engine.scheduler_with_workers); killed with SIGKILL, their owner runs no cleanup, and the
-    kernel's parent-death signal stops both, and with them the worker's processes."""
-    owner = subprocess.Popen([sys.executable, "-c", CLUSTER_OWNER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE)
+def kill_the_owner(script: str, *args: str, timeout: float, keep=lambda process: True):
+    """Run `script`, which prints a line starting "started" once what it owns runs, then SIGKILL
+    it (it runs no cleanup): (the rest of that line, the processes it had started that `keep`
+    keeps, those still running `timeout` seconds later). Kills whatever survived."""
+    owner = subprocess.Popen([sys.executable, "-c", script, *args], cwd=REPO, stdout=subprocess.PIPE)
     started = []
     try:
-        assert owner.stdout.readline().strip() == b"started", "the cluster did not start"
-        started = psutil.Process(owner.pid).children(recursive=True)
-        assert len(started) >= 3, started  # the scheduler, the worker command, its worker process
+        said = owner.stdout.readline().decode().split()
+        assert said[:1] == ["started"], "what the owner starts did not start"
+        started = [p for p in psutil.Process(owner.pid).children(recursive=True) if keep(p)]
         owner.kill()
         owner.wait()
-        gone, alive = psutil.wait_procs(started, timeout=90)
-        assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
+        return said[1:], started, psutil.wait_procs(started, timeout=timeout)[1]
     finally:
         owner.kill()
         owner.stdout.close()
         for process in started:  # what outlived its owner, if the test failed
             with contextlib.suppress(psutil.Error):
                 process.kill()
+
+
+def test_a_cluster_goes_with_the_process_that_started_it(tmp_path):
+    """The tests and the benchmark start a scheduler and a worker command as an instructor would
+    (engine.scheduler_with_workers); killed with SIGKILL, their owner runs no cleanup, and the
+    kernel's parent-death signal stops both, and with them the worker's processes."""
+    _, started, alive = kill_the_owner(CLUSTER_OWNER, str(tmp_path), timeout=90)
+    assert len(started) >= 3, started  # the scheduler, the worker command, its worker process
+    assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
 
 
 POSTGRES_OWNER = """
@@ -422,23 +430,9 @@ with postgres() as server:
 def test_a_postgres_server_goes_with_the_process_that_started_it():
     """The tests' PostgreSQL server (helpers.postgres) dies with the process that started it: a
     SIGKILLed test run used to leave it running (pg_ctl detached it)."""
-    owner = subprocess.Popen([sys.executable, "-c", POSTGRES_OWNER], cwd=REPO, stdout=subprocess.PIPE)
-    started, folder = [], None
-    try:
-        said = owner.stdout.readline().decode().split()
-        assert said[:1] == ["started"], "the server did not start"
-        folder = Path(said[1])
-        started = [p for p in psutil.Process(owner.pid).children(recursive=True) if "postgres" in " ".join(p.cmdline())]
-        assert started, "no postgres process under its owner"
-        owner.kill()
-        owner.wait()
-        gone, alive = psutil.wait_procs(started, timeout=60)
-        assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
-    finally:
-        owner.kill()
-        owner.stdout.close()
-        for process in started:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)  # what the killed owner could not remove
+    said, started, alive = kill_the_owner(
+        POSTGRES_OWNER, timeout=60, keep=lambda process: "postgres" in " ".join(process.cmdline())
+    )
+    shutil.rmtree(said[0], ignore_errors=True)  # its folder: what the killed owner could not remove
+    assert started, "no postgres process under its owner"
+    assert not alive, f"still running after their owner was killed: {[p.cmdline()[:4] for p in alive]}"
