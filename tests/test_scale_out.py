@@ -387,6 +387,15 @@ with engine.scheduler_with_workers(Path(sys.argv[1]), 1):
 """
 
 
+def still_there_and(keep, process) -> bool:
+    """keep(process), False for a process that ended meanwhile (PostgreSQL's startup process
+    ends on its own once the server is up; CI once met one between listing and reading it)."""
+    try:
+        return keep(process)
+    except psutil.NoSuchProcess:
+        return False
+
+
 def kill_the_owner(script: str, *args: str, timeout: float, keep=lambda process: True):
     """Run `script`, which prints a line starting "started" once what it owns runs, then SIGKILL
     it (it runs no cleanup): (the rest of that line, the processes it had started that `keep`
@@ -396,7 +405,7 @@ def kill_the_owner(script: str, *args: str, timeout: float, keep=lambda process:
     try:
         said = owner.stdout.readline().decode().split()
         assert said[:1] == ["started"], "what the owner starts did not start"
-        started = [p for p in psutil.Process(owner.pid).children(recursive=True) if keep(p)]
+        started = [p for p in psutil.Process(owner.pid).children(recursive=True) if still_there_and(keep, p)]
         owner.kill()
         owner.wait()
         return said[1:], started, psutil.wait_procs(started, timeout=timeout)[1]
