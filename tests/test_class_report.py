@@ -14,7 +14,9 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from html.parser import HTMLParser
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -276,3 +278,30 @@ def test_a_broken_autograded_notebook_is_skipped_with_a_note(demo_run, tmp_path)
     assert [note for note in report["skipped"] if note.startswith(f"alice/{COPIED_IN}")], report["skipped"]
     before, after = assignment(demo_run.report, "softplus"), assignment(report, "softplus")
     assert after["tests"] == before["tests"]
+
+
+def test_without_a_chinese_font_the_page_says_so_once_and_nothing_warns(demo_run, tmp_path, monkeypatch):
+    """A machine without a Chinese font (a fresh Debian) drew the figures with boxes and printed
+    one matplotlib warning per missing glyph, dozens of lines on the grading command's stderr."""
+    out = tmp_path / "graded"
+    shutil.copytree(demo_run.out, out, symlinks=True)
+    monkeypatch.setattr(classreport, "_cjk_font", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = classreport.write(out).read_text(encoding="utf-8")
+    assert page.count("没有中文字体") == 1 and f".venv/bin/python -m grader report {out}" in page
+    monkeypatch.setattr(classreport, "_cjk_font", lambda: "DejaVu Serif")  # any font found: no note
+    assert "没有中文字体" not in classreport.write(out).read_text(encoding="utf-8")
+
+
+def test_a_chinese_font_installed_after_matplotlib_listed_its_fonts_is_found(monkeypatch):
+    """matplotlib keeps its list of fonts in a cache file and does not look again: a font installed
+    after its first use (apt-get install fonts-noto-cjk on a machine that already graded) was not
+    used, and the figures kept their boxes."""
+    from matplotlib import font_manager
+
+    if not [p for p in font_manager.findSystemFonts() if "CJK" in Path(p).name]:
+        pytest.skip("no Noto CJK font on this machine (apt-get install fonts-noto-cjk): THIS CHECK DID NOT RUN")
+    before_install = [f for f in font_manager.fontManager.ttflist if "CJK" not in f.name]
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", before_install)
+    assert "CJK" in (classreport._cjk_font.__wrapped__() or "")

@@ -25,6 +25,7 @@ import itertools
 import json
 import re
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,7 +91,10 @@ def write(out: Path) -> Path:
     (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
     _write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
-    page.write_text(_render(summary), encoding="utf-8")
+    page.write_text(
+        _render(summary, redraw=f"python -m grader report {out}" if assignments and _cjk_font() is None else ""),
+        encoding="utf-8",
+    )
     return page
 
 
@@ -289,12 +293,14 @@ def shown(text) -> str:
     return "\n".join(report.escaped(line) for line in str(text).split("\n"))
 
 
-def _render(summary: dict) -> str:
+def _render(summary: dict, redraw: str = "") -> str:
+    """The page; `redraw`, when set, is the command that draws the figures again once a Chinese
+    font is installed (the page then says the figures show boxes)."""
     loader = jinja2.FileSystemLoader(TEMPLATES)
     env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["shown"] = shown
     env.filters["percent"] = lambda rate: "—" if rate is None else f"{rate:.0%}"
-    return env.get_template("index.html.j2").render(summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN)
+    return env.get_template("index.html.j2").render(summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN, redraw=redraw)
 
 
 def _use_agg() -> None:
@@ -303,12 +309,21 @@ def _use_agg() -> None:
     matplotlib.use("Agg")  # files only: no display, in a grading run as anywhere
 
 
+@functools.cache
 def _cjk_font() -> str | None:
     """A font with Chinese glyphs, if one is installed (fonts-noto-cjk); else figures keep DejaVu."""
     from matplotlib import font_manager
 
-    names = sorted({f.name for f in font_manager.fontManager.ttflist if "CJK" in f.name or "Hei" in f.name})
-    return next((n for n in names if "Sans" in n), names[0] if names else None)
+    def found():
+        return sorted({f.name for f in font_manager.fontManager.ttflist if "CJK" in f.name or "Hei" in f.name})
+
+    if not found():  # matplotlib's font cache may predate the font: look at the system's fonts once
+        for path in font_manager.findSystemFonts():
+            if "CJK" in Path(path).name:
+                font_manager.fontManager.addfont(path)
+    names = found()
+    preferred = [n for n in names if "Sans" in n and "SC" in n] + [n for n in names if "Sans" in n] + names
+    return preferred[0] if preferred else None
 
 
 def _draw_figures(folder: Path, a: dict) -> None:
@@ -320,7 +335,13 @@ def _draw_figures(folder: Path, a: dict) -> None:
     from matplotlib.ticker import MaxNLocator
 
     fonts = ["DejaVu Sans", *filter(None, [_cjk_font()])]
-    with matplotlib.rc_context({"font.family": fonts, "svg.fonttype": "path", "svg.hashsalt": "ch04"}):
+    with (
+        matplotlib.rc_context({"font.family": fonts, "svg.fonttype": "path", "svg.hashsalt": "ch04"}),
+        warnings.catch_warnings(),
+    ):
+        # Without a Chinese font matplotlib warns once per missing glyph (dozens of lines on the
+        # grading command's stderr); the page says it once instead (font_missing).
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
         fig = Figure(figsize=(6, 2.6))
         ax = fig.subplots()
         top = a["max_score"]
