@@ -92,7 +92,9 @@ def write(out: Path) -> Path:
     _write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
     page.write_text(
-        _render(summary, redraw=f"python -m grader report {out}" if assignments and _cjk_font() is None else ""),
+        _render(
+            summary, redraw=f"python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
+        ),
         encoding="utf-8",
     )
     return page
@@ -340,7 +342,7 @@ def _draw_figures(folder: Path, a: dict) -> None:
         warnings.catch_warnings(),
     ):
         # Without a Chinese font matplotlib warns once per missing glyph (dozens of lines on the
-        # grading command's stderr); the page says it once instead (font_missing).
+        # grading command's stderr); the page says it once instead (`redraw` in _render).
         warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
         fig = Figure(figsize=(6, 2.6))
         ax = fig.subplots()
