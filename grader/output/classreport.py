@@ -91,12 +91,8 @@ def write(out: Path) -> Path:
     (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
     _write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
-    page.write_text(
-        _render(
-            summary, redraw=f"python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
-        ),
-        encoding="utf-8",
-    )
+    redraw = f"python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
+    page.write_text(_render(summary, redraw), encoding="utf-8")
     return page
 
 
