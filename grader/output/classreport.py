@@ -91,7 +91,7 @@ def write(out: Path) -> Path:
     (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
     _write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
-    redraw = f"python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
+    redraw = f".venv/bin/python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
     page.write_text(_render(summary, redraw), encoding="utf-8")
     return page
 
