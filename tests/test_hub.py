@@ -16,9 +16,10 @@ first. Users, group, folders and processes are removed afterwards. Apart from th
 Python >= 3.12): one line on stderr, exit 2, nothing set up.
 
 Like tests/test_student_edition.py, the environments are not downloaded again: the course's
-environment and the instructor's .venv are created empty and see this checkout's installed
-packages through a .pth line, so tools/hub.sh finds every pin satisfied; everything else (the
-Python copied for everyone, the kit installed from the student edition, the proxy from npm, the
+environment gets a copy of this checkout's installed packages and the instructor's .venv hard
+links to them, so tools/hub.sh finds every pin satisfied and no user of the hub reads this
+checkout, which may be private (a `mktemp -d` clone: .ci/run runs the suite from one); everything
+else (the Python copied for everyone, the kit installed from the student edition, the proxy from npm, the
 hub, the users' servers) is real. It needs root; elsewhere it is skipped, loudly, and never on CI.
 """
 
@@ -124,10 +125,13 @@ def as_user(site, user: str, *command, cwd: Path | None = None, timeout=900) -> 
 PINS = Path(sysconfig.get_paths()["purelib"])  # this checkout's installed packages
 
 
-def seeded_venv(python: str, venv: Path, *paths: Path, inside: bool = False) -> None:
-    """A venv made by `python` that already holds the pins: through a .pth line to this
-    checkout's packages, or (`inside`) hard links to them in its own site-packages, which the
-    grader's sandbox, binding only the venv, needs; and `paths` (a checkout and its kit)."""
+def seeded_venv(python: str, venv: Path, *paths: Path, link: bool = False) -> None:
+    """A venv made by `python` whose own site-packages already holds the pins, and a .pth line for
+    `paths` (a checkout and its kit). Never a .pth line to this checkout's packages: the hub's
+    users could not read them where a checkout is private (`mktemp -d`, a home of mode 700). The
+    course environment gets a copy, which `make hub` may chown and chmod for everyone; the
+    instructor's own .venv (`link`) hard links, never chowned or chmodded: those inodes are this
+    checkout's own files."""
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)  # pip: a pin
     purelib = Path(
         subprocess.run(
@@ -137,17 +141,25 @@ def seeded_venv(python: str, venv: Path, *paths: Path, inside: bool = False) -> 
             check=True,
         ).stdout.strip()
     )
-    if inside:  # links, never chown or chmod: they are this checkout's own files
-        shutil.rmtree(purelib)
-        subprocess.run(["cp", "-al", str(PINS), str(purelib)], check=True)
-        for editable in purelib.glob("__editable__*ch4_autodiff_course*"):  # this checkout's, not theirs
-            editable.unlink()
-        Path(purelib, "ch4-test-pins.pth").write_text("".join(f"{p}\n" for p in paths))
-    else:
-        Path(purelib, "ch4-test-pins.pth").write_text("".join(f"{p}\n" for p in (PINS, *paths)))
+    shutil.rmtree(purelib)
+    subprocess.run(["cp", "-al" if link else "-a", str(PINS), str(purelib)], check=True)
+    for editable in purelib.glob("__editable__*ch4_autodiff_course*"):  # this checkout's, not theirs
+        editable.unlink()
+    if paths:
+        Path(purelib, "ch4-test-paths.pth").write_text("".join(f"{p}\n" for p in paths))
     for data in ("share/jupyter", "etc/jupyter"):  # what pip would have put beside the packages
         (venv / data).parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cp", "-al" if inside else "-a", str(Path(sys.prefix, data)), str(venv / data)], check=True)
+        subprocess.run(["cp", "-al" if link else "-a", str(Path(sys.prefix, data)), str(venv / data)], check=True)
+
+
+def outside_paths(venv: Path, owner: Path) -> list[str]:
+    """Every path a .pth file of `venv` adds to sys.path that is not under `owner`."""
+    found = []
+    for pth in venv.glob("lib/python*/site-packages/*.pth"):
+        for line in pth.read_text().splitlines():
+            if line.startswith("/") and not Path(line).is_relative_to(owner):
+                found.append(f"{pth.name}: {line}")
+    return found
 
 
 def hub_env(site) -> dict:
@@ -196,7 +208,10 @@ def hub(site):
     # the instructor's `make setup PYTHON=...`, seeded the same way, as the instructor
     seeded = subprocess.run(["runuser", "-u", site.instructor, "--", sys.executable, "-c", "pass"], capture_output=True)
     assert seeded.returncode != 0, "this checkout's Python should be out of the instructor's reach"
-    seeded_venv(python, site.repo / ".venv", site.repo, site.repo / "kit", inside=True)
+    seeded_venv(python, site.repo / ".venv", site.repo, site.repo / "kit", link=True)
+    for venv, owner in ((site.prefix / "venv", site.prefix), (site.repo / ".venv", site.repo)):
+        # what would fail only where this checkout is private (`make test` in a `mktemp -d` clone)
+        assert not outside_paths(venv, owner), f"{venv} reads packages from elsewhere: {outside_paths(venv, owner)}"
     nbgrader = site.repo / ".venv" / "bin" / "nbgrader"  # the console script pip would have written
     nbgrader.write_text(
         f"#!{site.repo}/.venv/bin/python\nimport sys\nfrom nbgrader.apps.nbgraderapp import main\nsys.exit(main())\n"
