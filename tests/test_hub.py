@@ -147,8 +147,7 @@ def seeded_venv(python: str, venv: Path, *paths: Path, link: bool = False) -> No
         editable.unlink()
     if paths:
         Path(purelib, "ch4-test-paths.pth").write_text("".join(f"{p}\n" for p in paths))
-    for data in ("share/jupyter", "etc/jupyter"):  # what pip would have put beside the packages
-        (venv / data).parent.mkdir(parents=True, exist_ok=True)
+    for data in ("share", "etc"):  # what pip put beside the packages (Jupyter's and JupyterHub's files)
         subprocess.run(["cp", "-al" if link else "-a", str(Path(sys.prefix, data)), str(venv / data)], check=True)
 
 
