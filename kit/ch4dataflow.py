@@ -88,3 +88,85 @@ def _tangents_pushed(op, position: int) -> int | None:
     shape = list(ir.RankedTensorType(op.operands[1 - position].type).shape)
     contracted = dims(f"{theirs}_contracting_dimensions")
     return int(np.prod([size for d, size in enumerate(shape) if d not in contracted]))
+
+
+def peak_live_bytes(exported) -> int:
+    """The most bytes of values a program holds at once when it runs op by op in its written
+    order, each value freed after its last use: loop bodies and called functions count once, at
+    their own peak, on top of what is live around them. A backward pass that keeps a solver's
+    trajectory holds it, however the program was written (a stacked array, a loop's carry, or a
+    hundred separate values of an unrolled Python loop); one that recomputes what it needs does
+    not. XLA's own memory analysis is no measure of this: it reports a few fixed kilobytes for an
+    unrolled program whatever it keeps. Raises ValueError for a program that calls itself."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    def size(value) -> int:
+        try:
+            shaped = ir.RankedTensorType(value.type)
+        except ValueError:  # a token or a tuple: no data of its own
+            return 0
+        bits = 32
+        for kind in (ir.FloatType, ir.IntegerType, ir.ComplexType):
+            try:
+                element = kind(shaped.element_type)
+            except ValueError:
+                continue
+            bits = element.width if kind is not ir.ComplexType else 2 * ir.FloatType(element.element_type).width
+        return int(np.prod([max(dim, 1) for dim in shaped.shape], dtype=np.int64)) * max(bits, 8) // 8
+
+    def reads(op, found: list) -> None:
+        """Every value `op` reads, its nested regions included."""
+        found.extend(op.operands)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    reads(inner.operation, found)
+
+    with mlir.make_ir_context():
+        module = parsed(exported)
+        functions = {
+            str(op.attributes["sym_name"]).strip('"'): op
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+        }
+        peaks: dict[str, int] = {}
+        calling: set[str] = set()
+
+        def inside(block) -> int:
+            """The block's own peak beyond its arguments (they alias what its owner passed in)."""
+            return max(0, block_peak(block) - sum(size(a) for a in block.arguments))
+
+        def called(name: str) -> int:
+            if name in calling:
+                raise ValueError("the program calls itself")
+            function = functions.get(name)
+            if function is None or not len(function.regions[0].blocks):
+                return 0
+            if name not in peaks:
+                calling.add(name)
+                peaks[name] = inside(function.regions[0].blocks[0])
+                calling.discard(name)
+            return peaks[name]
+
+        def block_peak(block) -> int:
+            ops = [op.operation for op in block.operations]
+            last: dict = {}
+            for i, op in enumerate(ops):
+                found: list = []
+                reads(op, found)
+                for value in found:
+                    last[value] = i
+            live = {a: size(a) for a in block.arguments if a in last}
+            peak = sum(live.values())
+            for i, op in enumerate(ops):
+                nested = [inside(b) for region in op.regions for b in region.blocks]
+                if op.name == "func.call":
+                    nested.append(called(str(op.attributes["callee"]).lstrip("@").strip('"')))
+                live.update({result: size(result) for result in op.results})
+                peak = max(peak, sum(live.values()) + max(nested, default=0))
+                for value in [v for v in live if last.get(v, -1) <= i]:
+                    del live[value]
+            return peak
+
+        return block_peak(functions["main"].regions[0].blocks[0])

@@ -22,15 +22,19 @@ So the grade is a function of the programs, and this module decides what a progr
 
 from __future__ import annotations
 
+import ast
 import base64
 import builtins
+import functools
 import importlib
+import inspect
 import json
 import re
 import sys
 import types
 
 import ch4dataflow
+import ch4verdicts
 import jax
 import numpy as np
 from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names
@@ -140,6 +144,15 @@ class Program:
     def out_shapes(self) -> list[tuple[int, ...]]:
         return [tuple(a.shape) for a in self.exported.out_avals]
 
+    @functools.cached_property
+    def live_bytes(self) -> int:
+        """The most bytes the program holds live at once, run op by op in its written order
+        (kit/ch4dataflow.py); a program that calls itself holds without bound."""
+        try:
+            return ch4dataflow.peak_live_bytes(self.exported)
+        except ValueError:
+            return 2**62
+
     def jvp_products(self, arg: int) -> tuple[list[int], list[str]]:
         """How the program uses its input number `arg`, a Jacobian J a test function pushes
         tangents through (kit/ch4dataflow.py): (tangents per product, every other use)."""
@@ -173,6 +186,78 @@ def _deserialize(data: bytes) -> Program:
 
 
 # ---------------------------------------------------------------------------------------------
+# What a hidden test may say. Its inputs are the judge's secret, and whatever a verdict computes
+# from them (a point where the answer failed, a norm, an error message that quotes a value) would
+# tell them: a student who resubmits could collect them. So a hidden test's failure says only
+# text the course wrote, allowed, not filtered: a message passes when it is made of the test
+# body's own string pieces and the kit's (`Hidden.public`), or when a helper below built it from
+# such pieces and issued it (a relative error as a power of ten, a count of failing points, an
+# export error from the student's own kernel, which knows no hidden input). Anything else is
+# replaced by the test's title (`Hidden.final`).
+
+
+def text_pieces(source: str) -> set[str]:
+    """Every piece of text a source writes itself: its string literals and the literal parts of
+    its f-strings. Pieces with no letter (digits, signs, punctuation) are left out: joined,
+    they could spell any number."""
+    return {
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(c.isalpha() for c in node.value)
+    }
+
+
+def _kit_pieces() -> frozenset[str]:
+    """The pieces of the kit's own messages (this module and ch4verdicts), which students have."""
+    import ch4verdicts
+
+    return frozenset().union(*(text_pieces(inspect.getsource(m)) for m in (sys.modules[__name__], ch4verdicts)))
+
+
+class Hidden:
+    """What one hidden test may say (see above)."""
+
+    def __init__(self, body: str) -> None:
+        self.pieces = sorted(_kit_pieces() | text_pieces(body), key=len, reverse=True)
+        first = body.lstrip().splitlines()[0] if body.strip() else ""
+        self.title = first.lstrip("# ").strip() if first.lstrip().startswith("#") else ""
+        self.issued: set[str] = set()
+
+    def public(self, text: str) -> bool:
+        """Whether `text` is a sequence of the allowed pieces (a word break over them)."""
+        reach = [True] + [False] * len(text)
+        for i in range(len(text)):
+            if reach[i]:
+                for piece in self.pieces:
+                    if text.startswith(piece, i):
+                        reach[i + len(piece)] = True
+        return reach[-1]
+
+    def say(self, text: str, otherwise: str = "这一项检查") -> str:
+        return text if self.public(text) else otherwise
+
+    def issue(self, message: str) -> str:
+        self.issued.add(message)
+        return message
+
+    def final(self, message: str) -> str:
+        if message in self.issued or self.public(message):
+            return message
+        return f"隐藏测试未通过：{self.title or '这个测试的检查'}（说明里有由隐藏输入算出的值，评分程序没有显示它）。"
+
+
+_hidden: Hidden | None = None  # the hidden test the judge is running, if any
+
+
+def _issue(message: str) -> str:
+    return _hidden.issue(message) if _hidden is not None else message
+
+
+def _say(text: str, otherwise: str = "这一项检查") -> str:
+    return _hidden.say(text, otherwise) if _hidden is not None else text
+
+
+# ---------------------------------------------------------------------------------------------
 # What a verdict reads
 
 
@@ -197,15 +282,15 @@ class Programs:
 
     def __getitem__(self, name: str) -> Program:
         if self._loaded is None:
-            raise AssertionError(NO_PROGRAM)
+            raise AssertionError(_issue(NO_PROGRAM))
         if name not in self._loaded:
-            raise AssertionError(f"没有收到 {name} 的程序。")
+            raise AssertionError(_issue(f"没有收到 {name} 的程序。"))
         found = self._loaded[name]
         undefined = re.match(r"NameError: name '(\w+)' is not defined", found) if isinstance(found, str) else None
         if undefined:
             raise AssertionError(missing_name(undefined.group(1)))
         if isinstance(found, str):
-            raise AssertionError(f"导出 {name} 时出错（{found}）：{EXPORT_HINT}")
+            raise AssertionError(_issue(f"导出 {name} 时出错（{found}）：{EXPORT_HINT}"))
         return found
 
     def reason(self, name: str) -> str:
@@ -251,17 +336,37 @@ def _ending(hint: str) -> str:
 def missing_name(*names: str) -> str:
     """The message for names a test needs that the answer cell does not define."""
     it = "它" if len(names) == 1 else "它们"
-    return f"没有找到 {'、'.join(names)}：还没有作答，或者作答区没有运行成功。请在作答区定义{it}，并先运行作答区。"
+    return _issue(
+        f"没有找到 {'、'.join(names)}：还没有作答，或者作答区没有运行成功。请在作答区定义{it}，并先运行作答区。"
+    )
+
+
+def program(programs: Programs, name: str, doing: str, hint: str):
+    """``programs[name]``; when its export failed, the failure says what the test was doing and the
+    test's own hint (a missing name or no program at all keep the standard messages)."""
+    why = programs.reason(name)
+    if why and not why.startswith(("NameError", "没有收到")):
+        raise AssertionError(_issue(_join(doing, f"出错（{why}）") + _ending(hint)))
+    return programs[name]
 
 
 def attempt(compute, doing: str, hint: str = ""):
-    """``compute()``, or fail with "<doing>出错（<error>）：<hint>" if running a program raised."""
+    """``compute()``, or fail with "<doing>出错（<error>）：<hint>" if running a program raised (in a
+    hidden test the error's class only: its text may quote an input)."""
     try:
         return compute()
     except AssertionError:
         raise
     except Exception as err:  # noqa: BLE001 - a program that fails here fails its test
-        raise AssertionError(_join(doing, f"出错（{error_text(err)}）") + _ending(hint)) from None
+        error = type(err).__name__ if _hidden is not None else error_text(err)
+        raise AssertionError(_issue(_join(_say(doing), f"出错（{error}）") + _ending(_say(hint, "")))) from None
+
+
+def _relative_error(got, want) -> str:
+    """How far, as a power of ten: all a hidden test tells of its numbers."""
+    scale = max(float(np.max(np.abs(want), initial=0.0)), 1e-30)
+    error = float(np.max(np.abs(got - want), initial=0.0)) / scale
+    return f"（最大相对误差约 1e{int(np.ceil(np.log10(error)))}）" if np.isfinite(error) and error > 0 else ""
 
 
 def check_close(
@@ -270,15 +375,22 @@ def check_close(
     """Fail unless ``got`` has the shape of ``want`` and ``np.allclose(got, want, rtol, atol)``
     (NumPy's default tolerances). With ``finite`` (True or a hint), a nan/inf fails first with its
     own message. Every message starts with ``what`` (the case) and shows ``got`` when it is short
-    and ``reveal`` (hidden tests do not show it: it would tell their inputs)."""
+    and ``reveal``. A hidden test shows neither ``got`` nor a shape, only how many values are not
+    finite and the relative error as a power of ten."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    hidden = _hidden is not None
+    what, hint = _say(what), _say(hint, "")
+    finite_hint = _say(finite, "") if isinstance(finite, str) else ""
     if got.shape != want.shape:
-        raise AssertionError(_join(what, f"的形状是 {got.shape}，应为 {want.shape}。"))
-    shown = f"（得到 {got}）" if got.size <= 20 and reveal else ""
+        shapes = "" if hidden else f" {got.shape}，应为 {want.shape}"
+        raise AssertionError(_issue(_join(what, f"的形状不对{shapes}。" if hidden else f"的形状是{shapes}。")))
+    shown = f"（得到 {got}）" if got.size <= 20 and reveal and not hidden else ""
     if finite and not np.all(np.isfinite(got)):
-        raise AssertionError(_join(what, f"出现了 nan/inf{shown}") + _ending(finite if isinstance(finite, str) else ""))
+        count = f"（{int(np.sum(~np.isfinite(got)))} 个值）" if hidden else shown
+        raise AssertionError(_issue(_join(what, f"出现了 nan/inf{count}") + _ending(finite_hint)))
     if not np.allclose(got, want, rtol=rtol, atol=atol):
-        raise AssertionError(_join(what, f"不对{shown}") + _ending(hint))
+        how_far = _relative_error(got, want) if hidden else shown
+        raise AssertionError(_issue(_join(what, f"不对{how_far}") + _ending(hint)))
 
 
 def saved_elements(fwd: Program, *args) -> tuple[int, list]:
@@ -302,7 +414,9 @@ TRUSTED = types.MappingProxyType(
         "solve_ivp": "scipy.integrate:solve_ivp",
     }
 )
-VERDICT_HELPERS = types.MappingProxyType({f.__name__: f for f in (missing_name, attempt, check_close, saved_elements)})
+VERDICT_HELPERS = types.MappingProxyType(
+    {f.__name__: f for f in (missing_name, program, attempt, check_close, saved_elements, *ch4verdicts.HELPERS)}
+)
 
 
 def _trusted(spec: str):
@@ -343,18 +457,20 @@ def run_body(body: str, space: dict, filename: str) -> None:
 # line per test as it is judged (a test that hangs does not take the finished ones with it).
 
 
-def judge(job: dict, out=sys.stdout) -> None:
+def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
     """`job`: {"secret", "tests": [{"id", "points", "body", "hidden"}], "programs": {test: payload},
     "cache": a folder for compiled programs (optional)}.
     Only the export parts ran in the student's kernel; here each whole test body runs again, where
-    `programs(...)` returns what that kernel exported and `seed_for` draws the secret inputs."""
+    `programs(...)` returns what that kernel exported and `seed_for` draws the secret inputs. A
+    hidden test's message says only what `Hidden` allows. `record` (the proof's, in its own process):
+    each hidden test's namespace after its body ran, by test id, to search the pages for."""
+    global _hidden
     secret = job["secret"]
     received = job.get("programs", {})
     if job.get("cache"):
         keep_compiled_programs(job["cache"])
     for test in job["tests"]:
         loaded, refusals = load_all(received[test["id"]]) if test["id"] in received else (None, [])
-        check = check_close if not test["hidden"] else _hidden_check_close
 
         def programs(test_id, exports, _loaded=loaded, _test=test["id"]):
             if test_id != _test:
@@ -367,20 +483,26 @@ def judge(job: dict, out=sys.stdout) -> None:
                 **dict.fromkeys(EXPORT_HELPER_NAMES, _not_here),
                 "programs": programs,
                 "seed_for": lambda t: derive_seed(secret, t),
-                "check_close": check,
             },
         )
         # The export part runs here too, without the student's names: its thunks are never called
         # here, but a comprehension may name a function while it builds them.
         used = free_names(test["body"])
         space.update({name: None for name in used if name not in space and not hasattr(builtins, name)})
+        _hidden = Hidden(test["body"]) if test["hidden"] else None
         message = None
         try:
             run_body(test["body"], space, f"<{test['id']}>")
         except AssertionError as err:
             message = str(err).strip() or "断言失败"
         except Exception as err:  # noqa: BLE001 - a verdict that cannot finish scores 0
-            message = f"评分程序判定时出错（{error_text(err)}）"
+            message = f"评分程序判定时出错（{type(err).__name__ if _hidden else error_text(err)}）"
+        finally:
+            if message is not None and _hidden is not None:
+                message = _hidden.final(message)
+            _hidden = None
+        if record is not None and test["hidden"]:
+            record[test["id"]] = dict(space)
         line = {"test": test["id"], "passed": message is None, "message": message, "refused": refusals}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         out.flush()
@@ -398,10 +520,6 @@ def keep_compiled_programs(folder: str) -> None:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     compilation_cache.reset_cache()  # a forked judge inherits a server that may have checked it already
     compilation_cache.set_cache_dir(folder)
-
-
-def _hidden_check_close(*args, **kwargs):
-    return check_close(*args, **{**kwargs, "reveal": False})
 
 
 def _not_here(*args, **kwargs):
