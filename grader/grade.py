@@ -253,10 +253,9 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url):
         shutil.rmtree(target.parent, ignore_errors=True)
         _keep_nbgrader_files(folder, target.parent, outcome)
         if nb is not None and _write_for_grading(nb, target, outcome):
-            seed = worker.student_seed(root, student, assignment)
-            tasks.append(
-                worker.Task(student, assignment, target.read_bytes(), seed, sources[assignment], cell_timeout, ceiling)
-            )
+            notebook = target.read_bytes()
+            seed = worker.student_seed(root, student, assignment, notebook)
+            tasks.append(worker.Task(student, assignment, notebook, seed, sources[assignment], cell_timeout, ceiling))
         else:  # unreadable: 0 with the reason, stored now
             store.store(root, None, outcome)
             store.journal(root, outcome)

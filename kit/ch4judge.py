@@ -362,10 +362,12 @@ def attempt(compute, doing: str, hint: str = ""):
         raise AssertionError(_issue(_join(_say(doing), f"出错（{error}）") + _ending(_say(hint, "")))) from None
 
 
-def _relative_error(got, want) -> str:
-    """How far, as a power of ten: all a hidden test tells of its numbers."""
-    scale = max(float(np.max(np.abs(want), initial=0.0)), 1e-30)
-    error = float(np.max(np.abs(got - want), initial=0.0)) / scale
+def _relative_error(got, want, rtol, atol) -> str:
+    """How far, as a power of ten: all a hidden test tells of its numbers (the largest relative
+    error among the values outside the tolerance)."""
+    got, want = np.atleast_1d(got), np.atleast_1d(want)
+    outside = ~np.isclose(got, want, rtol=rtol, atol=atol)
+    error = float(np.max(np.abs(got - want)[outside] / np.maximum(np.abs(want)[outside], 1e-30), initial=0.0))
     return f"（最大相对误差约 1e{int(np.ceil(np.log10(error)))}）" if np.isfinite(error) and error > 0 else ""
 
 
@@ -389,7 +391,7 @@ def check_close(
         count = f"（{int(np.sum(~np.isfinite(got)))} 个值）" if hidden else shown
         raise AssertionError(_issue(_join(what, f"出现了 nan/inf{count}") + _ending(finite_hint)))
     if not np.allclose(got, want, rtol=rtol, atol=atol):
-        how_far = _relative_error(got, want) if hidden else shown
+        how_far = _relative_error(got, want, rtol, atol) if hidden else shown
         raise AssertionError(_issue(_join(what, f"不对{how_far}") + _ending(hint)))
 
 
@@ -415,7 +417,7 @@ TRUSTED = types.MappingProxyType(
     }
 )
 VERDICT_HELPERS = types.MappingProxyType(
-    {f.__name__: f for f in (missing_name, program, attempt, check_close, saved_elements, *ch4verdicts.HELPERS)}
+    {**{f.__name__: f for f in (missing_name, program, attempt, check_close, saved_elements)}, **ch4verdicts.NAMES}
 )
 
 

@@ -135,7 +135,8 @@ def check_adjoint_residuals(d: int, saved: int, reveal: bool = True) -> None:
     never one state per step (a trajectory of N_STEPS = 100 states is 100·d numbers)."""
     limit = d * d + RESIDUAL_VECTORS * d
     if saved > limit:
-        counts = f"d = {d} 时前向规则保存了 {saved} 个残差元素，多于 d² + {RESIDUAL_VECTORS}d = {limit}：" if reveal else ""
+        counts = f"d = {d} 时前向规则保存了 {saved} 个残差元素，多于 d² + {RESIDUAL_VECTORS}d = {limit}："
+        counts = counts if reveal else ""
         raise AssertionError(
             f"伴随法的残差应是 O(d² + d)：{counts}W 本身可以保存，再加上 z(T) 这样的几个长度为 d 的向量；"
             "保存前向轨迹（每一步一个状态，哪怕少存几步）就不是伴随法，反向时要把 z 和 a 一起从 z(T) 积分回去。"
@@ -151,7 +152,8 @@ def check_adjoint_memory(program, d: int, what: str, reveal: bool = True) -> Non
     held = program.live_bytes
     limit = 4 * LIVE_FLOATS * (d * d + d)
     if held > limit:
-        measured = f"（d = {d} 时同时保存约 {held // 4} 个数，上限是 {LIVE_FLOATS}(d² + d) = {limit // 4} 个）" if reveal else ""
+        measured = f"（d = {d} 时同时保存约 {held // 4} 个数，上限是 {LIVE_FLOATS}(d² + d) = {limit // 4} 个）"
+        measured = measured if reveal else ""
         raise AssertionError(
             f"{what}的内存随步数增长{measured}：伴随法的反向过程只带着 (z, a, W̄) 从 z(T) 倒着积分，"
             "不保存、也不重新算出整条前向轨迹；对重新跑一遍的求解器求导（包括用 jax.checkpoint）就要存下每一步。"
@@ -216,8 +218,8 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
         missing = [what for what, where_ in found.items() if not where_]
         if missing:
             raise AssertionError(
-                f"{where}sin2_save 的前向规则没有把 {' 和 '.join(missing)} 存为残差：题目要求前向时算好 sin x 和 cos x 存下来，"
-                "反向规则直接用它们（存别的数组、在反向规则里重算都不算）。"
+                f"{where}sin2_save 的前向规则没有把 {' 和 '.join(missing)} 存为残差："
+                "题目要求前向时算好 sin x 和 cos x 存下来，反向规则直接用它们（存别的数组、在反向规则里重算都不算）。"
             )
         if count != 2 * n:
             raise AssertionError(
@@ -230,25 +232,68 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
         want, told = 2.0 * float(g) * S.astype(np.float32) * C.astype(np.float32), "换成另外两个数组 S、C"
         functions = sorted({op for op, _ in bwd.operations} - ARITHMETIC)
         if functions:  # the program's operations: nothing of a hidden input
-            raise AssertionError(_issue(
-                f"sin2_save 的反向规则里算了 {'、'.join(f.split('.')[-1] for f in functions)}：保存 sin x 和 cos x 就是为了"
-                "反向时只做乘法，不再计算三角函数、指数、开方这类函数。"
-            ))
+            names = "、".join(f.split(".")[-1] for f in functions)
+            raise AssertionError(
+                _issue(
+                    f"sin2_save 的反向规则里算了 {names}："
+                    "保存 sin x 和 cos x 就是为了反向时只做乘法，不再计算三角函数、指数、开方这类函数。"
+                )
+            )
     else:
         if count != n or len(rows) != 1 or not np.array_equal(rows[0], x64):
             raise AssertionError(
-                f"{where}sin2_recompute 的前向规则保存的不是恰好 x 本身：题目要求只存输入 x（比如存 sin 2x 或 sin x、cos x "
-                "就是把反向要用的量提前算好了，那是 sin2_save 的做法）。"
+                f"{where}sin2_recompute 的前向规则保存的不是恰好 x 本身："
+                "题目要求只存输入 x（比如存 sin 2x 或 sin x、cos x 就是把反向要用的量提前算好了，"
+                "那是 sin2_save 的做法）。"
             )
         X = rng.uniform(-3.0, 3.0, size=n).astype(np.float32)
         given = _substituted(leaves, n, {0: X})
         want, told = float(g) * np.sin(2.0 * X.astype(np.float64)), "换成另一个数组 X"
     back = attempt(lambda: bwd(given, g), f"{where}把残差{told} 后运行 {name} 的反向规则")
     check_close(
-        back[0], want, f"{where}残差{told} 后 {name} 的反向规则", atol=1e-5 * abs(float(g)), rtol=1e-5, reveal=reveal,
+        back[0],
+        want,
+        f"{where}残差{told} 后 {name} 的反向规则",
+        atol=1e-5 * abs(float(g)),
+        rtol=1e-5,
+        reveal=reveal,
         hint="反向规则要用它收到的残差算梯度：sin2_save 从 S、C 得到 2g·S·C，sin2_recompute 从 X 得到 g·sin 2X；"
         "忽略某个残差、改用别的量重算，结果都会不一样。",
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# safe_norm
+
+LINEAR_RULE = (
+    "切向量规则必须对 t 线性，JAX 才能转置它；函数也要能在 jax.jit 下追踪（不能用 Python 的 if 判断数组的值）。"
+)
+
+
+def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> None:
+    """``check_grads`` in reverse and forward mode (`f_jvp`: the exported ``jax.jvp``) at x, with
+    eps = 1e-3: in float32 the default step fails about 1 input in 200 even for a right rule
+    (measured); with 1e-3 none of 3000 did. A hidden test names the part that disagreed with
+    finite differences, not the numbers."""
+    from ch4judge import attempt
+    from jax.test_util import check_grads, check_jvp
+
+    where = f"{where} " if where else ""
+    for mode, run in (
+        ("rev", lambda: check_grads(f, (x,), order=1, modes=["rev"], eps=1e-3)),
+        ("fwd", lambda: check_jvp(f, lambda xs, ts: f_jvp(*xs, *ts), (x,), eps=1e-3)),
+    ):
+        doing = f"{where}check_grads（{mode}）"
+        try:
+            attempt(run, doing, LINEAR_RULE)
+        except AssertionError as err:
+            text = str(err).strip()
+            if text.startswith((doing + "出错", doing + " 出错")):
+                raise  # the program failed to run, which is not a disagreement with finite differences
+            if not reveal:
+                part = next((p for p in ("cotangent projection", "tangent", "primal") if p in text), "")
+                text = f"{mode} 模式的 {part or '结果'} 与有限差分不符"
+            raise AssertionError(f"{where}check_grads（fwd+rev）未通过：{text}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,5 +313,7 @@ def scaled_to(tree, norm: float):
 
 HELPERS = (
     rk4_solve, rk4_vjp, exact_vjp, exact_solution, fast_rotations,
-    check_adjoint_residuals, check_adjoint_memory, check_sin2_rules, tree_norm, scaled_to,
+    check_adjoint_residuals, check_adjoint_memory, check_sin2_rules, check_grads_fwd_rev, tree_norm, scaled_to,
 )  # fmt: skip
+# What a test body may name from here (ch4judge.VERDICT_HELPERS): the helpers, and the hint they share.
+NAMES = {**{f.__name__: f for f in HELPERS}, "LINEAR_RULE": LINEAR_RULE}

@@ -225,7 +225,7 @@ def breakdown(scratch: Path, repeats: int) -> None:
         student = f"ref-{assignment}"
         path = course.notebook_path(out / "course" / "autograded" / student, assignment)
         notebook = course.notebook_path(out / "course" / "submitted" / student, assignment).read_bytes()
-        seed = worker.student_seed(out / "course", student, assignment)
+        seed = worker.student_seed(out / "course", student, assignment, notebook)
         task = worker.Task(
             student, assignment, notebook, seed, staging.source_digest(assignment), course.CELL_TIMEOUT, 600
         )

@@ -65,7 +65,7 @@ def grading_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """The demo class and four students more, graded once with `python -m grader grade`."""
+    """The demo class and the students tests/demo_run.py adds, graded once with `python -m grader grade`."""
     from demo_run import grade_the_demo_class
 
     return grade_the_demo_class(tmp_path_factory)

@@ -3,12 +3,15 @@
 
 It is the demo class (proof/demo.py: alice the reference, bob the untouched release, carol,
 dave and grace each assignment's first wrong, right and natural-style catalogue answer, erin a
-broken file, frank a tampering attempt) and four students more, all on COPIED_IN: one hands in
+broken file, frank a tampering attempt) and students more, mostly on COPIED_IN: one hands in
 the reference with its names renamed and its comments rewritten (a copy of alice's), one a
 tampering attempt (flagged), one whose id is a spreadsheet formula holding HTML and whose answer
 raises an error quoting a script and a bidirectional override, and PAGE_ATTACKER, the reference
 with outputs made to attack its feedback page (script, event handlers, a fake "all passed"
-banner, megabytes of text and HTML, a markdown cell of its own). Then `python -m grader report` on
+banner, megabytes of text and HTML, a markdown cell of its own), DELIMITERS, the reference with
+nbgrader's hidden-test markers in a string and a comment of its answer (its page must exist), and
+on PROBED (softplus) PROBER, the naive log(1 + eˣ) whose hidden failures could have printed hidden
+inputs (tests/test_hidden_values.py). Then `python -m grader report` on
 the same folder. Every test that reads it is in the pytest-xdist group GROUP, so one worker
 grades it: the class report's tests, the feedback page's and the self-proof's pipeline tests.
 """
@@ -36,6 +39,13 @@ FLAGGED = "mallory"
 HOSTILE_ID = '=HYPERLINK("https:x","<img src=x onerror=window.__pwned=1>")'  # no "/": it is a folder name
 HOSTILE_MESSAGE = "<script>window.__pwned=2</script>\u202eevil"
 PAGE_ATTACKER = "page-attacker"
+DELIMITERS = "delimiters"
+PROBED, PROBER = "softplus", "prober"  # the naive forward: hidden tests fail where it overflows
+DELIMITED_ANSWER = """
+
+NOTE = "### BEGIN HIDDEN TESTS"  # 作答里出现了 nbgrader 的标记，不该影响反馈页
+# ### BEGIN HIDDEN TESTS
+"""
 BANNER = "全部通过 10/10"
 HOSTILE_HTML = (
     "<script>window.__pwned = 'script'; alert('script')</script>"
@@ -113,6 +123,10 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
     nb.cells.insert(1, hostile_notebook().cells[0])  # a markdown cell of the student's own
     nb.cells.append(new_code_cell("raise ValueError('e' * 1_000_000)"))
     sample_classes.write(submitted, PAGE_ATTACKER, COPIED_IN, nb)
+    delimited = answers.reference_answer(COPIED_IN) + DELIMITED_ANSWER
+    sample_classes.write(submitted, DELIMITERS, COPIED_IN, sample_classes.answered(COPIED_IN, delimited))
+    naive = next(e for e in answers.entries(PROBED) if e.slug == "naive_forward")
+    sample_classes.write(submitted, PROBER, PROBED, sample_classes.answered(PROBED, naive.answer))
     done = grade_cli(submitted, out, timeout=2400)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     written = (out / "report" / "class.json").read_text(encoding="utf-8")

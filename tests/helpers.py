@@ -7,11 +7,13 @@ fixtures in tests/conftest.py, built from the context managers here.
 """
 
 import asyncio
+import builtins
 import contextlib
 import csv
 import hashlib
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -21,13 +23,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import ch4judge
 import nbformat
+import numpy as np
 import psutil
 import pytest
+from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names
 from jupyter_servers import free_port
 
 from grader import REPO
 from grader.cluster import engine
+from grader.judging import verdict
 from grader.kernels import manager
 from proof import answers
 
@@ -306,3 +312,66 @@ def describe(value):
         case _:
             return getattr(jnp, "_src", None) and type(value).__name__
 """
+
+
+# —— what the judge alone knows: the hidden inputs of a student ——
+
+
+class _Recording:
+    """A NumPy Generator that keeps every array it draws (the hidden inputs)."""
+
+    def __init__(self, generator, drawn: list):
+        self._generator, self._drawn = generator, drawn
+
+    def __getattr__(self, name):
+        method = getattr(self._generator, name)
+
+        def draw(*args, **kwargs):
+            value = method(*args, **kwargs)
+            if name in ("uniform", "normal", "standard_normal") and np.size(value) >= 16:
+                self._drawn.append(np.asarray(value, np.float32))
+            return value
+
+        return draw
+
+
+def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
+    """The random arrays the judge draws for a student's hidden tests: each hidden verdict run
+    here up to the first program it needs, with a recording generator."""
+    drawn = []
+    real = np.random.default_rng
+    np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
+    try:
+        for test in verdict.test_cells(assignment):
+            if not test["hidden"]:
+                continue
+            names = {"programs": lambda *args: ch4judge.Programs(None), "seed_for": lambda t: derive_seed(key, t)}
+            space = ch4judge.namespace(test["body"], names)
+            space.update(dict.fromkeys(EXPORT_HELPER_NAMES, lambda *a, **k: None))
+            # as the judge does: the student's names the export part mentions exist, as None
+            space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
+            try:
+                ch4judge.run_body(test["body"], space, "<hidden inputs>")
+            except AssertionError:
+                pass  # the first program it needs: everything it drew before is recorded
+    finally:
+        np.random.default_rng = real
+    assert drawn, f"no hidden input of {assignment} recorded: the check would prove nothing"
+    return drawn
+
+
+# What a hidden test's message may hold besides the course's own text (kit/ch4judge.Hidden): how
+# far (a power of ten), how many values, and an export error the student's own kernel reported.
+ALLOWED_IN_HIDDEN = re.compile(r"（最大相对误差约 1e-?\d+）|（\d+ 个值）|导出 .*? 时出错（.*?）")
+
+
+def unexplained_numbers(message: str, body: str) -> list[str]:
+    """The digits left in a hidden test's message once the course's own text is taken out: the
+    test body's and the kit's string pieces, its title and what ALLOWED_IN_HIDDEN allows. Any left
+    is a number the judge computed, perhaps from a hidden input."""
+    hidden = ch4judge.Hidden(body)
+    rest = ALLOWED_IN_HIDDEN.sub("", message)
+    for text in [hidden.title, *hidden.pieces]:  # the longest first
+        if text:
+            rest = rest.replace(text, "")
+    return re.findall(r"\d+", rest)

@@ -1,8 +1,8 @@
 """The class report and the grades an LMS imports (#33), on the demo class graded once.
 
 The session fixture `demo_run` (tests/demo_run.py) is one real `python -m grader grade` of the
-demo class with four students more (a disguised copy of alice's answer, a tampering attempt, a
-hostile student id with a hostile error message, and outputs that attack the feedback page),
+demo class with students more (a disguised copy of alice's answer, a tampering attempt, a
+hostile student id with a hostile error message, outputs that attack the feedback page, and more),
 then `python -m grader report` on the same folder. Every expected number is computed here from
 what the run left (the verdicts in the autograded notebooks, the gradebook rows, grades.csv),
 never by the report's own code.

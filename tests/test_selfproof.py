@@ -21,8 +21,10 @@ import re
 
 import pytest
 from demo_run import GROUP, in_its_group
+from helpers import unexplained_numbers
 
 from grader import course
+from grader.judging import verdict
 from grader.pipeline import worker
 from proof import answers, demo
 
@@ -100,6 +102,12 @@ def test_catalogue_answer(entry, request):
     else:
         assert got.points == got.max_points, f"{entry.claim}: scored {got.points}/{got.max_points}: {why}"
         assert not got.flags, f"{entry.claim}: flagged {got.flags}; a correct answer must carry no flag: {why}"
+    # No number in a hidden test's message but what the course wrote, a count or a power of ten
+    # (tests/test_hidden_values.py): nothing the judge computed from a hidden input.
+    bodies = {t["id"]: t["body"] for t in verdict.test_cells(entry.assignment) if t["hidden"]}
+    for test, message in got.messages.items():
+        if test in bodies:
+            assert not unexplained_numbers(message, bodies[test]), f"{entry.claim}: {test} says {message!r}"
     if student:  # the same answer, graded by the pipeline with the same key
         score, max_score, flags, notes = graded(demo_run, student, entry.assignment)
         quick, full = (got.points, got.max_points, " ".join(got.flags)), (score, max_score, flags)

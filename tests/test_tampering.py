@@ -26,7 +26,6 @@ Most attacks ride on the residuals exercise: its kernels are the quickest to gra
 """
 
 import base64
-import builtins
 import dataclasses
 import hashlib
 import html
@@ -40,8 +39,8 @@ import ch4judge
 import nbformat
 import numpy as np
 import pytest
-from ch4protocol import EXPORT_HELPER_NAMES, VERDICT_MARKER, derive_seed, free_names, split_test_cell
-from helpers import gradebook_rows, read_csv, settle
+from ch4protocol import VERDICT_MARKER, derive_seed, split_test_cell
+from helpers import gradebook_rows, hidden_inputs, read_csv, settle
 
 from grader import REPO, course, grade, messages
 from grader.judging import verdict
@@ -164,49 +163,6 @@ tree_digest = intake.folder_digest
 
 def student_key(out: Path, student: str, assignment: str) -> str:
     return worker.student_seed(out / "course", student, assignment)
-
-
-class _Recording:
-    """A NumPy Generator that keeps every array it draws (the hidden inputs)."""
-
-    def __init__(self, generator, drawn: list):
-        self._generator, self._drawn = generator, drawn
-
-    def __getattr__(self, name):
-        method = getattr(self._generator, name)
-
-        def draw(*args, **kwargs):
-            value = method(*args, **kwargs)
-            if name in ("uniform", "normal", "standard_normal") and np.size(value) >= 16:
-                self._drawn.append(np.asarray(value, np.float32))
-            return value
-
-        return draw
-
-
-def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
-    """The random arrays the judge draws for a student's hidden tests: each hidden verdict run
-    here up to the first program it needs, with a recording generator."""
-    drawn = []
-    real = np.random.default_rng
-    np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
-    try:
-        for test in verdict.test_cells(assignment):
-            if not test["hidden"]:
-                continue
-            names = {"programs": lambda *args: ch4judge.Programs(None), "seed_for": lambda t: derive_seed(key, t)}
-            space = ch4judge.namespace(test["body"], names)
-            space.update(dict.fromkeys(EXPORT_HELPER_NAMES, lambda *a, **k: None))
-            # as the judge does: the student's names the export part mentions exist, as None
-            space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
-            try:
-                ch4judge.run_body(test["body"], space, "<hidden inputs>")
-            except AssertionError:
-                pass  # the first program it needs: everything it drew before is recorded
-    finally:
-        np.random.default_rng = real
-    assert drawn, f"no hidden input of {assignment} recorded: the check would prove nothing"
-    return drawn
 
 
 def probe_targets(out: Path, student: str, assignment: str) -> dict:

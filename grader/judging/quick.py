@@ -41,6 +41,7 @@ class QuickScore(NamedTuple):
     failed: list[str]  # "test_id: the first line of its message", for each failed test
     flags: list[str]  # what the pipeline would flag: "tampering" (programs refused or misplaced)
     notes: list[str]  # the anomalies and refusals
+    messages: dict[str, str] = {}  # test id -> its whole message, for each failed test
 
 
 def quick_score(assignment: str, answer: str | None, secret: str | None = None) -> QuickScore:
@@ -65,7 +66,8 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     total = float(sum(r.max_points for r in results))
     failed = [f"{r.test}: {r.message.splitlines()[0][:150]}" for r in results if not r.passed]
     flags = ["tampering"] if anomalies or refused else []
-    return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused)
+    messages = {r.test: r.message for r in results if not r.passed}
+    return QuickScore(float(sum(r.points for r in results)), total, failed, flags, anomalies + refused, messages)
 
 
 SCRATCH = "ch04-quick"  # a quick-path process's folder for its judges, in the temporary folder

@@ -109,6 +109,28 @@ class HideHiddenTestOutput(Preprocessor):
         return nb, resources
 
 
+class ClearHiddenTestCode(Preprocessor):
+    """nbgrader's ClearHiddenTests on the course's hidden test cells only. nbgrader's own reads every
+    cell, the student's answer too, and raised on an answer holding the text "BEGIN HIDDEN TESTS"
+    (in a string or a comment), so that submission got no feedback page: an answer's source never
+    decides whether its page is made."""
+
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
+
+    def preprocess(self, nb, resources):
+        from nbgrader.preprocessors import ClearHiddenTests
+
+        from grader.judging import verdict
+
+        clear, hidden = ClearHiddenTests(parent=self), verdict.hidden_tests(resources["nbgrader"]["assignment"])
+        for cell in nb.cells:  # autograding put the source's test cells back: their markers pair up
+            meta = cell.get("metadata", {}).get("nbgrader") or {}
+            if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id") in hidden:
+                clear.preprocess_cell(cell, resources, 0)
+        nb.metadata.pop("celltoolbar", None)
+        return nb, resources
+
+
 class SanitizeFeedback(SanitizeHTML):
     """nbconvert's SanitizeHTML with the tags above, plus the page's CSS. Run it last: nbconvert's
     CSS step replaces what came before it."""

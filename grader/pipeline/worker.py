@@ -78,7 +78,7 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+    from nbgrader.preprocessors import GetGrades
 
     config = course.nbgrader_config(root, source=root / "source", release=root / "release", cell_timeout=cell_timeout)
     config.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back, not scored 0
@@ -90,7 +90,7 @@ def _api(root: Path, cell_timeout: int, sandboxed: bool):
     # assignment can be reused next term. Nothing the student wrote is live in it (grader/output/feedback.py).
     config.GenerateFeedback.preprocessors = [
         GetGrades,
-        ClearHiddenTests,
+        feedback.ClearHiddenTestCode,
         feedback.HideHiddenTestOutput,
         CSSHTMLHeaderPreprocessor,
         feedback.SanitizeFeedback,
@@ -141,11 +141,17 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     return notes
 
 
-def student_seed(root: Path, student: str, assignment: str) -> str:
-    """The seed of a student's test inputs: secret, fixed for this OUT_DIR (so re-grading gives
-    the same grades), different for every student and assignment."""
+def student_seed(root: Path, student: str, assignment: str, notebook: bytes | None = None) -> str:
+    """The key of a submission's hidden inputs: secret, derived from the class's grading secret, the
+    student, the assignment and the submission's bytes. Re-grading the same submission draws the
+    same inputs (the same grades); a changed submission draws new ones, so what one submission's
+    failures showed says nothing about the next. `notebook`: the bytes as graded; by default the
+    copy the grader keeps in the course folder (``submitted/``)."""
+    if notebook is None:
+        notebook = course.notebook_path(root / "submitted" / student, assignment).read_bytes()
     key = (root / "grading-secret").read_text().encode()
-    return hmac.new(key, f"{student}/{assignment}".encode(), hashlib.sha256).hexdigest()
+    content = hashlib.sha256(notebook).hexdigest()
+    return hmac.new(key, f"{student}/{assignment}/{content}".encode(), hashlib.sha256).hexdigest()
 
 
 def judge_autograded(

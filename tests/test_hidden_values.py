@@ -1,0 +1,209 @@
+"""No value derived from a hidden input reaches any page (#44, docs/methods.md).
+
+A hidden test's inputs are the judge's secret, and what a verdict computes from them would tell
+them. So a hidden test's failure says only text the course wrote (kit/ch4judge.py, `Hidden`), and
+its inputs come from a key that changes with the submission's content (grader/pipeline/worker.py,
+`student_seed`). Proven here in three ways:
+
+* the gate itself, on messages a careless test would have written (a hidden value in an
+  f-string, an error message quoting one, check_close's "得到 …");
+* on the demo class (tests/demo_run.py), whose failing students include the naive softplus that
+  once printed hidden points: each hidden verdict runs again here, recording every number it
+  computed, and none of them, in the formats Python and NumPy print, is on any feedback page, in
+  grades.csv or in the class report;
+* the keys: the same submission draws the same inputs again, a changed one draws new ones.
+
+The whole catalogue's hidden messages are checked in tests/test_selfproof.py (`unexplained_numbers`:
+no number in them that the course did not write).
+"""
+
+import html
+import io
+import json
+import re
+
+import ch4judge
+import nbformat
+import numpy as np
+import pytest
+from demo_run import COPIED_IN, DELIMITERS, PROBED, PROBER, in_its_group
+from helpers import hidden_inputs, unexplained_numbers
+
+from grader import course
+from grader.judging import quick, verdict
+from grader.pipeline import worker
+from proof import answers
+
+# —— the gate ——
+
+BODY = """# 🧪 隐藏测试 9（1 分）：一个例子
+_x = np.random.default_rng(seed_for("t")).normal(size=3)
+for _name in ("alpha", "beta"):
+    assert False, f"{_name} 在随机点上不对"
+"""
+
+
+def judged(body: str, secret: str = "s") -> str:
+    """The message the judge gives a hidden test with `body` (no programs)."""
+    out = io.StringIO()
+    ch4judge.judge({"secret": secret, "tests": [{"id": "t", "points": 1, "body": body, "hidden": True}]}, out)
+    return json.loads(out.getvalue())["message"]
+
+
+def test_a_message_made_of_the_bodys_own_pieces_is_shown():
+    assert judged(BODY) == "alpha 在随机点上不对"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'assert False, f"例如 x = {_x[:3]}"',
+        'assert False, f"原始梯度范数 {float(np.linalg.norm(_x)):.4f}"',
+        'assert False, "x = " + str(_x[0])',
+        "raise ValueError(str(_x))",
+        'check_close(_x, _x + 1.0, f"在 x = {_x[0]} 处的值")',
+        'check_close(_x, _x + 1.0, "值")',
+        'attempt(lambda: np.linalg.solve(np.zeros((2, 2)) + _x[0], np.ones(2)), "求解")',
+    ],
+    ids=["f-string", "a norm", "concatenation", "another exception", "check_close's case", "check_close", "attempt"],
+)
+def test_no_hidden_value_passes_the_gate(line):
+    body = BODY.replace('    assert False, f"{_name} 在随机点上不对"', "    " + line)
+    secret = "a secret"
+    message = judged(body, secret)
+    values = np.random.default_rng(ch4judge.derive_seed(secret, "t")).normal(size=3)
+    shown = {f(v) for v in values for f in (repr, str, "{:.4f}".format, "{:.3f}".format, "{:.2e}".format)}
+    assert not [s for s in shown if s in message], message
+    assert not unexplained_numbers(message, body), message
+
+
+def test_check_close_in_a_hidden_test_says_what_and_how_far_only():
+    body = BODY.replace(
+        'assert False, f"{_name} 在随机点上不对"', 'check_close(_x, _x * 1.001, "值", hint="检查公式。")'
+    )
+    assert re.fullmatch(r"值不对（最大相对误差约 1e-3）：检查公式。", judged(body))
+
+
+def test_a_message_with_a_hidden_value_becomes_the_tests_title():
+    body = BODY.replace('f"{_name} 在随机点上不对"', 'f"{_name} 在 {_x[0]} 处不对"')
+    assert judged(body).startswith("隐藏测试未通过：🧪 隐藏测试 9（1 分）：一个例子")
+
+
+def test_a_visible_test_still_shows_its_values():
+    out = io.StringIO()
+    body = 'check_close(np.ones(2), np.zeros(2), "值")'
+    ch4judge.judge({"secret": "s", "tests": [{"id": "t", "points": 1, "body": body, "hidden": False}]}, out)
+    assert "得到 [1. 1.]" in out.getvalue()
+
+
+# —— the keys ——
+
+
+def test_a_changed_submission_draws_new_hidden_inputs_and_the_same_one_the_same(tmp_path):
+    (tmp_path / "grading-secret").write_text("class secret")
+    seeds = {
+        content: worker.student_seed(tmp_path, "alice", "residuals", content)
+        for content in (b"answer one", b"answer one", b"answer two")
+    }
+    assert len(seeds) == 2 and seeds[b"answer one"] != seeds[b"answer two"]
+    first, again, changed = (
+        hidden_inputs("residuals", worker.student_seed(tmp_path, "alice", "residuals", c))
+        for c in (b"answer one", b"answer one", b"answer two")
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not any(np.array_equal(a, b) for a, b in zip(first, changed, strict=True))
+
+
+# —— the demo class: every page, grades.csv and the report ——
+
+SIGNIFICANT = 4  # a value with fewer significant digits (0.5, -2.5, 41.0) is not specific to an input
+FORMATS = (
+    repr,
+    str,
+    "{:.3f}".format,
+    "{:.4f}".format,
+    "{:.6f}".format,
+    "{:.2e}".format,
+    "{:.3e}".format,
+    "{:g}".format,
+)
+
+
+def _digits(text: str) -> str:
+    return text.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+
+
+def numbers_in(value, found: set) -> None:
+    """Every float a verdict's namespace holds (arrays, scalars, in containers), as printed."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            numbers_in(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            numbers_in(item, found)
+    elif isinstance(value, (float, np.floating, np.ndarray)) and np.issubdtype(np.asarray(value).dtype, np.floating):
+        for v in np.asarray(value).ravel()[:5000]:
+            if np.isfinite(v) and len(_digits(repr(float(v)))) >= SIGNIFICANT:
+                for kind in (float, np.float32):
+                    found.update(s for f in FORMATS if len(_digits(s := f(kind(v)))) >= SIGNIFICANT)
+
+
+def hidden_numbers(out, student: str, assignment: str) -> set[str]:
+    """What each hidden verdict of this submission computed: its kernel exports again (the
+    autograded notebook keeps no programs), the judge runs here with the student's key and
+    records each hidden test's namespace."""
+    submitted = course.notebook_path(out / "course" / "submitted" / student, assignment)
+    nb = verdict.kernel_notebook(answers.with_answer(
+        nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4),
+        quick.answer_cell(nbformat.read(submitted, as_version=4)).source,
+    ))  # fmt: skip
+    quick.run_in_kernel(nb, assignment)
+    programs, _ = verdict.read_programs(nb)
+    record: dict = {}
+    tests = [t for t in verdict.test_cells(assignment) if t["hidden"]]
+    seed = worker.student_seed(out / "course", student, assignment)
+    ch4judge.judge({"secret": seed, "tests": tests, "programs": programs}, io.StringIO(), record=record)
+    found: set = set()
+    for space in record.values():
+        for name, value in space.items():
+            if name.startswith("_") and not name.startswith("__"):
+                numbers_in(value, found)
+    return found
+
+
+def failed_hidden(demo_run) -> list[tuple[str, str]]:
+    """The submissions with a failed hidden test (only a failure has a message), the ODE's left
+    out: its Python-loop answers cost a minute of compiling each here, and tests/test_selfproof.py
+    checks every ODE message in the catalogue."""
+    found = []
+    for (student, assignment), rows in demo_run.gradebook.items():
+        hidden = verdict.hidden_tests(assignment)
+        (row,) = rows
+        if assignment != "ode_adjoint" and any(row[t][0] < row[t][1] for t in hidden if t in row):
+            found.append((student, assignment))
+    return sorted(found)
+
+
+@in_its_group
+def test_no_hidden_value_reaches_a_page_the_csv_or_the_report(demo_run):
+    out = demo_run.out
+    published = [*out.glob("feedback/*/*/*.html"), *out.glob("*.csv"), *out.glob("report/*.*")]
+    texts = {path: html.unescape(path.read_text(encoding="utf-8", errors="replace")) for path in published}
+    probed = failed_hidden(demo_run)
+    assert (PROBER, PROBED) in probed and len(probed) >= 5, f"too few hidden failures to prove anything: {probed}"
+    leaks = []
+    for student, assignment in probed:
+        numbers = hidden_numbers(out, student, assignment)
+        assert len(numbers) > 100, f"{student} {assignment}: no hidden number recorded"
+        for path, text in texts.items():
+            leaks += [f"{student}/{assignment}: {n} in {path.relative_to(out)}" for n in numbers if n in text]
+    assert not leaks, leaks[:10]
+
+
+@in_its_group
+def test_an_answer_holding_the_hidden_test_markers_gets_its_page(demo_run):
+    """nbgrader's ClearHiddenTests used to raise on the answer's "BEGIN HIDDEN TESTS" string."""
+    page = demo_run.out / "feedback" / DELIMITERS / COPIED_IN / f"{COPIED_IN}.html"
+    assert page.is_file(), demo_run.journal[(DELIMITERS, COPIED_IN)]["notes"]
+    row = demo_run.long[(DELIMITERS, COPIED_IN)]
+    assert float(row["score"]) == float(row["max_score"]) and row["flags"] == "", row
