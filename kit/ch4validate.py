@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import ch4fork
@@ -52,6 +53,10 @@ def check(path: Path) -> list[str]:
 
     config = Config()
     config.Execute.extra_arguments = KERNEL_ARGS
+    # After a cell's reply its outputs may lag on a loaded machine; nbclient gives up after 4 s and
+    # the whole check fails (a Python-loop ODE answer met it). Wait as long as a cell may run.
+    config.Execute.iopub_timeout = config.Execute.timeout = CELL_TIMEOUT
+    config.Execute.on_cell_start = _Progress(path)
     if ch4fork.available():
         config.Execute.kernel_manager_class = ch4fork.ForkKernelManager
     results = Validator(config=config).validate(str(path))
@@ -60,6 +65,36 @@ def check(path: Path) -> list[str]:
     if results.get("changed"):
         return ["有测试单元格被改动了：请恢复原样（评分时会用原题的测试单元格）"]
     return [message(failed["raw_error"]) for failed in results.get("failed", [])]
+
+
+CELL_TIMEOUT = 600  # seconds a cell may run: a first check compiles every program (grader/course.py uses 600 too)
+SLOW = 5.0  # seconds after which a notebook says how far it got
+
+
+class _Progress:
+    """nbclient's hook when a cell starts: once a notebook has run for SLOW seconds (a first check
+    compiles every program; a Python-loop ODE answer takes a quarter of a minute), a line as each
+    visible test starts, so the terminal is not silent. (Hidden tests are empty placeholders here.)"""
+
+    def __init__(self, path: Path) -> None:
+        import json
+
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        self.name, self.start, self.started = path.stem, time.monotonic(), 0
+        self.total = sum(1 for c in cells if self._visible_test("".join(c.get("source", ""))))
+
+    @staticmethod
+    def _visible_test(source: str) -> bool:
+        return source.lstrip().startswith("%%ch4test") and "programs(" in source
+
+    def __call__(self, cell, **_) -> None:
+        if not self._visible_test(cell.source):
+            return
+        self.started += 1
+        elapsed = time.monotonic() - self.start
+        if elapsed >= SLOW:
+            done = f"{self.started}/{self.total}"
+            print(f"   … {self.name}：正在运行第 {done} 个测试（已用 {elapsed:.0f} 秒）", flush=True)
 
 
 def compile_cache() -> dict[str, str]:
@@ -102,12 +137,28 @@ def main(argv: list[str]) -> int:
     return 1 if failing else 0
 
 
+# kit/ch4judge.missing_name, under the test's "❌ <test> 未通过："
+_MISSING = re.compile(r"^❌ \S+ 未通过：没有找到 (.+?)：还没有作答")
+
+
+def summarised(problems: list[str]) -> list[str]:
+    """The lines to print: a blank or half-written answer fails every test that needs a missing
+    name, so those become one line naming all of them; other problems once each."""
+    missing = {name: None for p in problems if (m := _MISSING.match(p)) for name in m.group(1).split("、")}
+    lines = list(dict.fromkeys(p for p in problems if not _MISSING.match(p)))
+    if missing:
+        count = sum(1 for p in problems if _MISSING.match(p))
+        names = "、".join(missing)
+        lines.insert(0, f"还没有作答：没有找到 {names}（{count} 个测试因此未通过）。请在作答区定义，并先运行作答区。")
+    return lines
+
+
 def report(name: str, problems: list[str]) -> int:
     """Print one notebook's result; 1 when it failed."""
     if problems:
         print(f"❌ {name}：{len(problems)} 处未通过")
-        for problem in problems:
-            print("   · " + problem.replace("\n", "\n     "))
+        for line in summarised(problems):
+            print("   · " + line.replace("\n", "\n     "))
     else:
         print(f"✅ {name}：可见测试全部通过")
     sys.stdout.flush()

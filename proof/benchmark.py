@@ -46,6 +46,10 @@ marks stops the benchmark), and `python -m ch4validate` (what `make check` runs)
 (after one run that fills the student's compilation cache), wall seconds. The trees take turns
 in every repeat; medians of the repeats.
 
+`--loops` grades two correct ODE answers alone, one written with Python `for` loops (its exported
+programs unroll 100 RK4 steps) and one with `lax.fori_loop`, in the same run: CPU to grade each,
+and the wall time of its first `make check` (an empty compilation cache).
+
 `--breakdown` says where one notebook's time goes instead (each assignment's reference answer,
 one process, medians of the repeats): starting the kernel, the cells (their time and the CPU the
 machine spent on them), stopping it, for the floor and for the grader's sandboxed kernels, and
@@ -324,6 +328,48 @@ def against(scratch: Path, revision: str, repeats: int) -> None:
     print(f"\n{len(pool)} notebooks graded per run (references and natural answers), medians of {repeats} repeats")
 
 
+# Two correct ODE answers that differ in how they loop: Python `for` loops (unrolled into large
+# programs that the judge must compile whole) and `lax.fori_loop` (a loop the program keeps).
+LOOP_ANSWERS = {"Python loops": "python_loop_prints", "fori_loop": "magics_fori"}  # natural_<slug>.py
+
+
+def loops(scratch: Path, repeats: int) -> None:
+    """Each of LOOP_ANSWERS graded alone (`grader grade --jobs 1` on a class of that one notebook,
+    core-seconds of this process tree) and checked the first time (`python -m ch4validate` with an
+    empty compilation cache, what a student's first `make check` runs: wall seconds), the two
+    answers taking turns within each repeat; medians."""
+    entries = {e.slug: e for e in answers.entries("ode_adjoint")}
+    graded, checked = {label: [] for label in LOOP_ANSWERS}, {label: [] for label in LOOP_ANSWERS}
+    for repeat in range(repeats):
+        for label, slug in LOOP_ANSWERS.items():
+            mine = scratch / f"{slug}-{repeat}"
+            notebook = sample_classes.answered("ode_adjoint", entries[slug].answer)
+            sample_classes.write(mine / "class", "student", "ode_adjoint", notebook)
+            grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "1", "--out", str(mine / "out")]
+            graded[label].append(accounting.measured(lambda: _in_tree(REPO, REPO, *grade))[1])  # noqa: B023
+            _require_scores(mine / "out" / "grades.csv", label)
+            check = [str(REPO / ".venv" / "bin" / "python"), "-m", "ch4validate",
+                     str(course.notebook_path(mine / "class" / "student", "ode_adjoint"))]  # fmt: skip
+            env = {**os.environ, "XDG_CACHE_HOME": str(mine / "empty-cache")}  # nothing compiled yet
+            checked[label].append(accounting.measured(lambda: subprocess.run(check, env=env, check=True))[0])  # noqa: B023
+            print(f"  {label}, repeat {repeat + 1}/{repeats}: graded alone {graded[label][-1]:.1f} core-s, "
+                  f"first make check {checked[label][-1]:.1f} s", flush=True)  # fmt: skip
+    print(f"\n{'ode_adjoint answer':>20}  {'graded alone, core-s':>21}  {'first make check, s':>20}")
+    for label in LOOP_ANSWERS:
+        print(f"{label:>20}  {statistics.median(graded[label]):21.1f}  {statistics.median(checked[label]):20.1f}")
+    print(f"\nmedians of {repeats} repeats; the two answers took turns within each repeat")
+
+
+def _require_scores(grades: Path, label: str) -> None:
+    """A correct answer that misses full marks measured something else: stop."""
+    import csv
+
+    with open(grades, encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    if row["score"] != row["max_score"]:
+        raise SystemExit(f"{label}: {row['score']}/{row['max_score']}, not full marks; not a measurement")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 400])
@@ -333,6 +379,7 @@ def main() -> None:
     parser.add_argument("--compiles", action="store_true", help="XLA compilations per test cell of each reference")
     parser.add_argument("--no-peer", action="store_true", help="skip plain nbgrader autograde")
     parser.add_argument("--against", metavar="REV", help="CPU per graded notebook and make check, here and at REV")
+    parser.add_argument("--loops", action="store_true", help="a Python-loop and a fori_loop ODE answer, graded alone")
     args = parser.parse_args()
     if args.compiles:
         compiles.report(detail=True)
@@ -346,6 +393,8 @@ def main() -> None:
                 return breakdown(scratch, args.repeats)
             if args.against:
                 return against(scratch, args.against, args.repeats)
+            if args.loops:
+                return loops(scratch, args.repeats)
             for size in args.sizes:
                 submitted = scratch / f"class-{size}"
                 make_class(submitted, size)

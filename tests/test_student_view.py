@@ -261,3 +261,30 @@ def test_a_make_check_kernel_forked_from_the_preloaded_server_behaves_as_a_cold_
     forked = ch4validate.check(path)
     monkeypatch.setattr(ch4fork, "available", lambda: False)
     assert forked and forked == ch4validate.check(path), forked
+
+
+def test_make_check_says_once_what_a_blank_answer_is_missing(tmp_path):
+    """Every test of a blank answer fails for the same reason: one line names every missing name."""
+    path = tmp_path / "ode_adjoint.ipynb"
+    nbformat.write(answers.release_notebook("ode_adjoint"), path)
+    done = check(tmp_path, path)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("   · ")]
+    assert done.returncode == 1 and len(lines) == 1, done.stdout
+    names = ("N_STEPS", "odeint_unrolled", "odeint_adjoint")
+    assert "还没有作答：没有找到" in lines[0] and all(name in lines[0] for name in names), lines[0]
+
+
+def test_a_slow_check_says_which_test_it_is_running(capsys, monkeypatch):
+    """Past SLOW seconds a notebook prints a line as each visible test starts (hidden tests are
+    empty in the release and not counted); before that it stays quiet."""
+    path = course.notebook_path(course.EXERCISES, "ode_adjoint")
+    progress = ch4validate._Progress(path)
+    cells = nbformat.read(path, as_version=4).cells
+    tests = [c for c in cells if c.source.lstrip().startswith("%%ch4test")]
+    progress(cell=tests[0])
+    assert capsys.readouterr().out == "", "quiet while it is quick"
+    monkeypatch.setattr(progress, "start", progress.start - ch4validate.SLOW)
+    for cell in cells[cells.index(tests[0]) + 1 :]:
+        progress(cell=cell)
+    shown = capsys.readouterr().out.splitlines()
+    assert progress.total == 4 and [line.split("正在运行第 ")[1][:3] for line in shown] == ["2/4", "3/4", "4/4"], shown
