@@ -78,10 +78,10 @@ def _cache() -> Path:
     """This process's folder for the judges' compiled programs, removed when the process ends;
     named after the process, so the next quick path removes what a killed one left."""
     from grader.judging import verdict
-    from grader.kernels import sandbox
+    from grader.kernels import scratch
 
-    sandbox.remove_orphaned(SCRATCH)
-    parent = sandbox.process_folder(SCRATCH)
+    scratch.remove_orphaned(SCRATCH)
+    parent = scratch.process_folder(SCRATCH)
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
     return verdict.new_cache(parent)
 

@@ -23,7 +23,9 @@ hold, but the private folder is an ordinary folder on the host disk (files cappe
 each, not in total), cgroups are usually not writable, so there is no memory cap and the
 process cap is the user's RLIMIT_NPROC, shared with every kernel and the grader. The kernel's
 cgroups sit at the top of each hierarchy, so a limit set on the grader's own cgroup does not
-bind them. A grader killed outright (SIGKILL) leaves its kernels' cgroups and mounts behind.
+bind them. A grader killed outright (SIGKILL) leaves its kernels' cgroups and mounts behind; a
+box is named after the process that made it (grader/kernels/scratch.py), so the next run removes
+those of dead processes (`reap_orphans`).
 
 As root with every cap, the kernel process is not started by this command but forked from a
 pre-imported server and moved into the sandbox the command built (grader/kernels/forkserver.py); what
@@ -43,7 +45,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ import ch4protocol
 from ch4protocol import GRADING_ENV
 
 from grader import REPO
+from grader.kernels import scratch
 
 NOBODY = 65534
 MiB = 2**20
@@ -211,7 +213,7 @@ class Box:
         self, require=None, memory: int | None = None, pids: int | None = None, shared: Path | None = None
     ) -> None:
         # Named after this process (reap_orphans): its cgroups take the same name.
-        self.folder = process_folder(BOX_PREFIX)
+        self.folder = scratch.process_folder(BOX_PREFIX)
         self.shared = shared  # bound writable too, and left in place (see command)
         self.cgroups: dict[str, Path] = {}
         self.held: dict[str, str] = {}  # limit -> how it is enforced
@@ -273,49 +275,11 @@ def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def process_tag(pid: int | None = None) -> str | None:
-    """`pid-starttime` of a live process (its start in clock ticks since boot: a reused pid gets
-    another), this one by default; None when no process has that pid. Folders a process leaves
-    in the temporary folder carry it, so that what a killed process left can be told apart."""
-    pid = os.getpid() if pid is None else pid
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return f"{pid}-{stat.rpartition(')')[2].split()[19]}"
-
-
-def process_folder(prefix: str) -> Path:
-    """A new folder `prefix-<this process's tag>-…` in the temporary folder (see `orphaned`)."""
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{process_tag()}-"))
-
-
-def orphaned(prefix: str) -> list[Path]:
-    """The folders `prefix-<process tag>-…` in the temporary folder whose process no longer
-    exists, and that this user may remove (root: every one)."""
-    found = []
-    for folder in sorted(Path(tempfile.gettempdir()).glob(f"{prefix}-*-*-*")):
-        pid, start = folder.name.removeprefix(prefix + "-").split("-")[:2]
-        if not (pid.isdigit() and start.isdigit()) or process_tag(int(pid)) == f"{pid}-{start}":
-            continue
-        if _as_root() or folder.stat().st_uid == os.geteuid():
-            found.append(folder)
-    return found
-
-
-def remove_orphaned(prefix: str) -> list[Path]:
-    """Remove the `orphaned` folders of `prefix` (killed processes run no cleanup); returns them."""
-    reaped = orphaned(prefix)
-    for folder in reaped:
-        shutil.rmtree(folder, ignore_errors=True)
-    return reaped
-
-
 def reap_orphans() -> list[Path]:
     """Remove what the boxes of processes that no longer exist left behind: a grader killed with
     SIGKILL runs no cleanup, so its tmpfs mounts, cgroups and folders would stay. A box of a live
     process, another grader's included, is left alone. Returns the folders removed."""
-    reaped = orphaned(BOX_PREFIX)
+    reaped = scratch.orphaned(BOX_PREFIX)
     mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
     for folder in reaped:
         groups = {c: root / folder.name for c, (root, _) in cgroup_hierarchies().items()}

@@ -28,7 +28,7 @@ from ch4protocol import GRADING_ENV
 
 from grader import course, messages, nbtools
 from grader.judging import verdict
-from grader.kernels import execute, manager, sandbox
+from grader.kernels import execute, manager, sandbox, scratch
 from grader.output import feedback
 from grader.pipeline import staging
 
@@ -207,7 +207,7 @@ SCRATCH = "ch04-worker"  # a worker process's private course folder, in the temp
 def reap_scratch() -> list[Path]:
     """Remove the private course folders of worker processes that no longer exist (killed ones
     run no cleanup); returns them."""
-    return sandbox.remove_orphaned(SCRATCH)
+    return scratch.remove_orphaned(SCRATCH)
 
 
 def _scratch_course(task: Task):
@@ -215,7 +215,7 @@ def _scratch_course(task: Task):
     if task.cell_timeout not in _courses:
         os.environ.update(nbtools.HEADLESS_ENV)
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy and nbformat chatter is not news here
-        root = sandbox.process_folder(SCRATCH)
+        root = scratch.process_folder(SCRATCH)
         atexit.register(shutil.rmtree, root, ignore_errors=True)  # a killed process's: reap_scratch
         verdict.new_cache(root)  # this process's judges share their compiled programs, the whole run
         _courses[task.cell_timeout] = (root, _api(root, task.cell_timeout, sandbox.probe() is None), set())
