@@ -24,7 +24,7 @@ from demo_run import COPIED_IN, COPYCAT, FLAGGED, HOSTILE_ID, HOSTILE_MESSAGE, d
 from helpers import chromium, only_requests_to
 
 from grader import REPO, course
-from grader.output import classreport
+from grader.output import classreport, classreport_page
 from proof import answers
 
 pytestmark = in_its_group  # the class is graded once, by one worker
@@ -285,12 +285,12 @@ def test_without_a_chinese_font_the_page_says_so_once_and_nothing_warns(demo_run
     one matplotlib warning per missing glyph, dozens of lines on the grading command's stderr."""
     out = tmp_path / "graded"
     shutil.copytree(demo_run.out, out, symlinks=True)
-    monkeypatch.setattr(classreport, "_cjk_font", lambda: None)
+    monkeypatch.setattr(classreport_page, "cjk_font", lambda: None)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         page = classreport.write(out).read_text(encoding="utf-8")
     assert page.count("没有中文字体") == 1 and f".venv/bin/python -m grader report {out}" in page
-    monkeypatch.setattr(classreport, "_cjk_font", lambda: "DejaVu Serif")  # any font found: no note
+    monkeypatch.setattr(classreport_page, "cjk_font", lambda: "DejaVu Serif")  # any font found: no note
     assert "没有中文字体" not in classreport.write(out).read_text(encoding="utf-8")
 
 
@@ -304,4 +304,4 @@ def test_a_chinese_font_installed_after_matplotlib_listed_its_fonts_is_found(mon
         pytest.skip("no Noto CJK font on this machine (apt-get install fonts-noto-cjk): THIS CHECK DID NOT RUN")
     before_install = [f for f in font_manager.fontManager.ttflist if "CJK" not in f.name]
     monkeypatch.setattr(font_manager.fontManager, "ttflist", before_install)
-    assert "CJK" in (classreport._cjk_font.__wrapped__() or "")
+    assert "CJK" in (classreport_page.cjk_font.__wrapped__() or "")

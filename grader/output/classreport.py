@@ -10,10 +10,10 @@ always from what the run left on disk, so both give the same report:
 * why it failed: the verdict the grader wrote under each test cell of the autograded notebook,
   and what was answered: its nbgrader solution cells.
 
-Everything a student wrote (ids, notes, the exception messages quoted in them) is data: the page
-is rendered by Jinja2 with autoescaping and control or bidirectional characters shown as their
-escapes (`report.escaped`), tests.csv cells go through `report.spreadsheet_cell`. A notebook that
-cannot be read is skipped with a note on the page. The report never changes a score.
+What it reads is summarised here into the numbers class.json keeps; the page, tests.csv and the
+figures are drawn from them by grader/output/classreport_page.py, which treats everything a student
+wrote as data. A notebook that cannot be read is skipped with a note on the page. The report never
+changes a score.
 """
 
 from __future__ import annotations
@@ -25,25 +25,21 @@ import itertools
 import json
 import re
 import shutil
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jinja2
 import nbformat
 
 from grader import course, messages
 from grader.judging import verdict
-from grader.output import report
+from grader.output import classreport_page, report
 
 FOLDER = "report"  # OUT/report/
-TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
 # A verdict's message with its numbers (tolerances, sizes, values a student's inputs gave) blanked:
 # the same failure of two students is one group.
 NUMBER = re.compile(r"[-+]?\d[\d.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.IGNORECASE)
 NO_VERDICT = "（评分后的 notebook 里没有这个测试的判定）"
 HARDEST = 3  # tests named as the hardest of an assignment
-MESSAGE_GROUPS_SHOWN = 5  # per test on the page; class.json keeps them all
 
 # Copied answers: copydetect (Stanford MOSS's winnowing, on Pygments tokens with every name
 # replaced by one letter and comments dropped). k-grams of NOISE_CHARS filtered characters,
@@ -86,13 +82,14 @@ def write(out: Path) -> Path:
         mine = [s for s in submissions if s.assignment == name]
         if mine:
             assignments.append(summarise(name, mine))
-            _draw_figures(folder / "figures", assignments[-1])
+            classreport_page.draw_figures(folder / "figures", assignments[-1])
     summary = {"assignments": assignments, "skipped": skipped}
     (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
-    _write_tests_csv(folder / "tests.csv", assignments)
+    classreport_page.write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
-    redraw = f".venv/bin/python -m grader report {out.resolve()}" if assignments and _cjk_font() is None else ""
-    page.write_text(_render(summary, redraw), encoding="utf-8")
+    boxes = bool(assignments) and classreport_page.cjk_font() is None  # figures drawn without a Chinese font
+    redraw = f".venv/bin/python -m grader report {out.resolve()}" if boxes else ""
+    page.write_text(classreport_page.render(summary, redraw), encoding="utf-8")
     return page
 
 
@@ -253,7 +250,7 @@ def similar_pairs(answers: dict[str, str], released: str) -> list[dict]:
     """Pairs of students whose answers look copied, most similar first; the released text ignored."""
     import numpy as np
 
-    _use_agg()  # copydetect imports pyplot
+    classreport_page.use_agg()  # copydetect imports pyplot: the figures' backend, not a display
     from copydetect import CodeFingerprint, compare_files
 
     def fingerprint(text: str, boilerplate=None):
@@ -270,94 +267,3 @@ def similar_pairs(answers: dict[str, str], released: str) -> list[dict]:
                 shares = [round(float(share), 3) for share in shares]
                 pairs.append({"students": [a, b], "similarity": max(shares), "shares": shares})
     return sorted(pairs, key=lambda pair: -pair["similarity"])
-
-
-# —— what is written ——
-
-
-def _write_tests_csv(path: Path, assignments: list[dict]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["assignment", "test", "points", "passed", "failed", "pass_rate"])
-        for a in assignments:
-            for t in a["tests"]:
-                rate = "" if t["pass_rate"] is None else f"{t['pass_rate']:.4g}"
-                row = [a["assignment"], t["test"], f"{t['points']:g}", str(t["passed"]), str(t["failed"]), rate]
-                writer.writerow([report.spreadsheet_cell(cell) for cell in row])
-
-
-def shown(text) -> str:
-    """Student text for the page: control and bidirectional characters as their escapes, lines kept."""
-    return "\n".join(report.escaped(line) for line in str(text).split("\n"))
-
-
-def _render(summary: dict, redraw: str = "") -> str:
-    """The page; `redraw`, when set, is the command that draws the figures again once a Chinese
-    font is installed (the page then says the figures show boxes)."""
-    loader = jinja2.FileSystemLoader(TEMPLATES)
-    env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters["shown"] = shown
-    env.filters["percent"] = lambda rate: "—" if rate is None else f"{rate:.0%}"
-    return env.get_template("index.html.j2").render(summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN, redraw=redraw)
-
-
-def _use_agg() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display, in a grading run as anywhere
-
-
-@functools.cache
-def _cjk_font() -> str | None:
-    """A font with Chinese glyphs, if one is installed (fonts-noto-cjk); else figures keep DejaVu."""
-    from matplotlib import font_manager
-
-    def found():
-        return sorted({f.name for f in font_manager.fontManager.ttflist if "CJK" in f.name or "Hei" in f.name})
-
-    if not found():  # matplotlib's font cache may predate the font: look at the system's fonts once
-        for path in font_manager.findSystemFonts():
-            if "CJK" in Path(path).name:
-                font_manager.fontManager.addfont(path)
-    names = found()
-    preferred = [n for n in names if "Sans" in n and "SC" in n] + [n for n in names if "Sans" in n] + names
-    return preferred[0] if preferred else None
-
-
-def _draw_figures(folder: Path, a: dict) -> None:
-    """<assignment>-scores.svg (a histogram) and <assignment>-tests.svg (pass rates), text as paths."""
-    import matplotlib
-
-    _use_agg()
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    fonts = ["DejaVu Sans", *filter(None, [_cjk_font()])]
-    with (
-        matplotlib.rc_context({"font.family": fonts, "svg.fonttype": "path", "svg.hashsalt": "ch04"}),
-        warnings.catch_warnings(),
-    ):
-        # Without a Chinese font matplotlib warns once per missing glyph (dozens of lines on the
-        # grading command's stderr); the page says it once instead (`redraw` in _render).
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
-        fig = Figure(figsize=(6, 2.6))
-        ax = fig.subplots()
-        top = a["max_score"]
-        bins = [x - 0.5 for x in range(int(top) + 2)] if top <= 30 else 10  # scores are whole points, mostly
-        ax.hist(a["scores"], bins=bins, range=(0, top), color="#4a7ab8")
-        ax.set(xlabel="得分", ylabel="提交数", title=f"{a['assignment']}：得分分布（{a['submissions']} 份）")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        fig.tight_layout()
-        fig.savefig(folder / f"{a['assignment']}-scores.svg", metadata={"Date": None})
-
-        tests = [t for t in a["tests"] if t["pass_rate"] is not None][::-1]
-        if not tests:
-            return  # nothing graded yet: the page says so
-        fig = Figure(figsize=(6, 0.9 + 0.32 * max(1, len(tests))))
-        ax = fig.subplots()
-        labels = [t["test"] + ("（隐藏）" if t["hidden"] else "") for t in tests]
-        ax.barh(labels, [100 * t["pass_rate"] for t in tests], color="#5a9e6f")
-        ax.set(xlim=(0, 100), xlabel="通过率 (%)", title=f"{a['assignment']}：各测试的通过率")
-        fig.tight_layout()
-        fig.savefig(folder / f"{a['assignment']}-tests.svg", metadata={"Date": None})
