@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from ch4messages import _issue, attempt, check_close
 
 # ---------------------------------------------------------------------------------------------
 # ode_adjoint: references in float64
@@ -203,11 +204,11 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
     backward rule on other values of those arrays and requires what the method predicts from
     them: 2g·S·C from (S, C), g·sin 2X from X. sin2_save's backward rule may only do arithmetic
     (``ARITHMETIC``); sin2_recompute's computes a function of X."""
-    from ch4judge import _issue, attempt, check_close
 
     x = np.asarray(x, np.float32)
     n, x64 = x.size, x.astype(np.float64)
-    where = f"n = {n} 时，" if reveal else ""
+    where = f"n = {n} 时" if reveal else ""  # before Chinese text; `at` before a name
+    at = f"{where} " if where else ""
     out = attempt(lambda: fwd(x), f"{where}运行 {name} 的前向规则")
     leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out[1])]
     count, rows = sum(leaf.size for leaf in leaves), residual_rows(leaves, n)
@@ -218,12 +219,12 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
         missing = [what for what, where_ in found.items() if not where_]
         if missing:
             raise AssertionError(
-                f"{where}sin2_save 的前向规则没有把 {' 和 '.join(missing)} 存为残差："
+                f"{at}sin2_save 的前向规则没有把 {' 和 '.join(missing)} 存为残差："
                 "题目要求前向时算好 sin x 和 cos x 存下来，反向规则直接用它们（存别的数组、在反向规则里重算都不算）。"
             )
         if count != 2 * n:
             raise AssertionError(
-                f"{where}sin2_save 保存的残差不只是 sin x 和 cos x"
+                f"{at}sin2_save 保存的残差不只是 sin x 和 cos x"
                 + (f"（共 {count} 个元素，应正好 2n = {2 * n} 个）" if reveal else "")
                 + "：这个做法只存反向要用的那两个数组，多存的（比如 x 本身）就是白占内存。"
             )
@@ -242,7 +243,7 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
     else:
         if count != n or len(rows) != 1 or not np.array_equal(rows[0], x64):
             raise AssertionError(
-                f"{where}sin2_recompute 的前向规则保存的不是恰好 x 本身："
+                f"{at}sin2_recompute 的前向规则保存的不是 x 本身（不多不少）："
                 "题目要求只存输入 x（比如存 sin 2x 或 sin x、cos x 就是把反向要用的量提前算好了，"
                 "那是 sin2_save 的做法）。"
             )
@@ -275,7 +276,6 @@ def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> No
     eps = 1e-3: in float32 the default step fails about 1 input in 200 even for a right rule
     (measured); with 1e-3 none of 3000 did. A hidden test names the part that disagreed with
     finite differences, not the numbers."""
-    from ch4judge import attempt
     from jax.test_util import check_grads, check_jvp
 
     where = f"{where} " if where else ""

@@ -177,7 +177,10 @@ def kernel_payloads(assignment: str, answer: str) -> dict[str, dict]:
     setup cell and `%%ch4test` through the kit, outputs caught where IPython would show them)."""
     nb = verdict.kernel_notebook(answers.with_answer(verdict._source(assignment), answer))
     user, shown = {}, []
-    shell = SimpleNamespace(user_ns=user, register_magic_function=lambda *a, **k: None, set_custom_exc=lambda *a: None)
+    events = SimpleNamespace(callbacks={"pre_run_cell": []}, register=lambda *a: None)
+    shell = SimpleNamespace(
+        user_ns=user, register_magic_function=lambda *a, **k: None, set_custom_exc=lambda *a: None, events=events
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(GRADING_ENV, "1")
         patch.setattr("IPython.get_ipython", lambda: shell)
