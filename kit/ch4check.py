@@ -33,7 +33,7 @@ import jax
 import numpy as np
 from ch4protocol import EXPORT_HELPER_NAMES, GRADING_ENV, MIME, TEST_MAGIC, split_test_cell
 
-__all__ = ["start_tests", "export", "export_fwd", "export_bwd", "f32", "i32", "with_jacobian", "programs"]
+__all__ = ["start_tests", "export", "export_fwd", "export_bwd", "export_vjp", "f32", "i32", "with_jacobian", "programs"]
 
 
 def grading() -> bool:
@@ -131,6 +131,20 @@ def export_bwd(f, *specs) -> bytes:
         return f.bwd(jax.tree_util.tree_unflatten(structure, flat), cotangent)
 
     return export(bwd, tuple(leaves), out)
+
+
+def export_vjp(f, *specs) -> bytes:
+    """``f``'s value and its VJP in one program: ``(*args, cotangent) -> (f(*args), *cotangents of
+    args)``, the cotangent shaped like the output. A test that checks the value and one that checks
+    the VJP share it, so the judge compiles the function once."""
+    out = jax.eval_shape(f, *specs)
+
+    def value_and_vjp(*args):
+        *primals, cotangent = args
+        value, pull = jax.vjp(f, *primals)
+        return (value, *pull(cotangent))
+
+    return export(value_and_vjp, *specs, out)
 
 
 def with_jacobian(J):
