@@ -115,8 +115,17 @@ def raised_exception(cell) -> str | None:
     return None
 
 
+def _error_text(cell) -> str:
+    return next(
+        (str(out.get("evalue", "")) for out in cell.get("outputs", []) if out.get("output_type") == "error"), ""
+    )
+
+
 def check_expected_exceptions(nb) -> list[str]:
-    """Each `raises-exception` cell must have raised exactly the class it names."""
+    """Each `raises-exception` cell must have raised exactly the class it names. An exercise's
+    answer and test cells (nbgrader's) carry the tag with no class: it is there so that a student's
+    Run All goes on past a failing test (CONTRIBUTING, "Adding an exercise"); in the source, with
+    the reference answer, they must raise nothing."""
     problems = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or RAISES_TAG not in cell.metadata.get("tags", []):
@@ -124,6 +133,11 @@ def check_expected_exceptions(nb) -> list[str]:
         expected = cell.metadata.get(RAISES_KEY)
         got = raised_exception(cell)
         where = f"cell {index} ({_last_line(cell.source)[:60]!r})"
+        if not expected and "nbgrader" in cell.metadata:
+            if got is not None:
+                grade_id = (cell.metadata["nbgrader"] or {}).get("grade_id", "?")
+                problems.append(f"cell {index} ({grade_id}) failed: {got}: {_last_line(_error_text(cell))}")
+            continue
         if not expected:
             problems.append(f"{where}: tagged {RAISES_TAG} but names no exception in '{RAISES_KEY}'")
         elif got is None:

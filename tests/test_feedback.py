@@ -217,6 +217,34 @@ def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
     assert "cdnjs" not in page
 
 
+def test_nothing_printed_in_or_after_a_hidden_test_reaches_the_page_the_locked_summary_neither():
+    """The summary cell is locked and comes after the hidden tests; in a graded kernel it prints
+    nothing (kit/ch4check.report_tests), so whatever it shows there came from the answer's own
+    code (a hook that prints before every cell): it gets the note, like a cell of the student's."""
+    from grader import messages
+    from grader.judging import verdict
+    from proof import answers
+
+    nb = answers.release_notebook("residuals")
+    hidden = verdict.hidden_tests("residuals")
+    printed = new_output("stream", name="stdout", text="LEAKED\n")
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    assert ids[-1] == "summary" and hidden and all(ids.index(h) < len(ids) - 1 for h in hidden), ids
+    verdict_line = new_output("stream", name="stdout", text="verdict\n")  # what the grader adds last
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            test = cell.metadata["nbgrader"]["grade_id"]
+            cell.outputs = [copy.deepcopy(printed)] + ([copy.deepcopy(verdict_line)] if test in hidden else [])
+    feedback.HideHiddenTestOutput().preprocess(nb, {"nbgrader": {"assignment": "residuals"}})
+    shown = {
+        c.metadata["nbgrader"]["grade_id"]: "".join(o["text"] for o in c.outputs) for c in nb.cells if "outputs" in c
+    }
+    assert shown.pop("summary") == messages.HIDDEN_OUTPUT_DROPPED + "\n"
+    for test in hidden:
+        assert shown.pop(test) == messages.HIDDEN_OUTPUT_DROPPED + "\nverdict\n", test
+    assert set(shown.values()) == {"LEAKED\n"}, "a cell before the hidden tests lost its output"
+
+
 def test_a_second_page_compiles_no_template_and_is_the_same(monkeypatch):
     """nbgrader makes a new exporter for every submission; Jinja's compiled templates outlive it."""
     nb = hostile_notebook()

@@ -82,9 +82,10 @@ ATTRIBUTES = _allowed_attribute
 
 class HideHiddenTestOutput(Preprocessor):
     """The answer sees the inputs a hidden test calls it with, so nothing it produced while a
-    hidden test ran (or in a cell of its own after one) reaches the student's page: a hidden test
-    keeps only the grader's evidence notice and its verdict (the last output, added by the
-    grader), with a note. The autograded notebook keeps everything for the instructor."""
+    hidden test ran (or in any later cell: one of its own, or the locked summary cell, which prints
+    nothing in a graded kernel) reaches the student's page: a hidden test keeps only the grader's
+    evidence notice and its verdict (the last output, added by the grader), with a note. The
+    autograded notebook keeps everything for the instructor."""
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
 
@@ -104,7 +105,7 @@ class HideHiddenTestOutput(Preprocessor):
             if test in hidden:
                 kept = [out for out in outputs[:-1] if out.get("metadata", {}).get(GRADER_OUTPUT)] + outputs[-1:]
                 cell.outputs = kept if len(kept) == len(outputs) else [*kept[:-1], note, *kept[-1:]]
-            elif not meta.get("locked"):  # a cell of the student's own after a hidden test
+            else:  # a cell after a hidden test: the student's own, or the summary (kit ch4check.report_tests)
                 cell.outputs = [note]
         return nb, resources
 
