@@ -58,7 +58,7 @@ def test_every_chapter_notebook_and_exercise_has_a_page_in_reading_order(site):
     ]
     assert kind == sorted(kind, key=parts.index), f"not intro, main line, closing, appendices: {order}"
     main = [n for n in order if n.startswith("4.")]
-    assert main[0].startswith("4.1_") and main[-1].startswith("4.10b_"), main
+    assert main[0].startswith("4.1_") and main[-1].startswith("4.10c_"), main
     assert main.index("4.9c_softmax_case_study") < main.index("4.10a_when_custom_rules"), main
     appendix = page(site_dir, "notebooks/A_4.4_taylor_jet.html")
     assert "⚪ 选读：这是附录" in appendix, "an appendix is not marked optional"
