@@ -97,3 +97,43 @@ def test_the_guide_and_the_readme_state_the_total_time():
         f"另需约 {appendices} 分钟",
     ):
         assert phrase in readme, f"README should say {phrase!r} (reading order and total time, both languages)"
+
+
+# CONTRIBUTING.md prints the measure of every main-line notebook (issue #46: "measured, not declared").
+# The row for a notebook, built here; the test's failure message is the whole table to paste.
+MAIN_LINE = [p for p in NOTEBOOKS if not p.name.startswith("A_") and p.name != "00_intro.ipynb"]
+
+
+def measure_row(path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    lines = [sum(1 for line in c.source.splitlines() if line.strip()) for c in code]
+    visible = sum(n for c, n in zip(code, lines, strict=True) if not nbtools.is_collapsed(c))
+    collapsed = sum(lines) - visible
+    prose = sum(len(re.sub(r"\s", "", c.source)) for c in nb.cells if c.cell_type == "markdown")
+    tasks = sum(map(nbtools.is_task, code))
+    prompts = sum(c.source.count("🤔") for c in nb.cells if c.cell_type == "markdown")
+    cells = f"{sum(not nbtools.is_collapsed(c) for c in code)} + {sum(map(nbtools.is_collapsed, code))}"
+    minutes = nbtools.study_minutes(nb)
+    return (
+        f"| [{path.stem}](notebooks/{path.name}) | {prose} | {visible} + {collapsed} | {cells} | {tasks} | {prompts}"
+        f" | {minutes:.1f} | {nbtools.stated_minutes(nb)} |"
+    )
+
+
+def test_contributing_prints_the_measure_of_every_main_line_notebook():
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    printed = [line for line in text.splitlines() if re.match(r"\| \[(4\.|99_)", line)]
+    wanted = [measure_row(p) for p in sorted(MAIN_LINE, key=lambda p: book_order(p.name))]
+    assert printed == wanted, "CONTRIBUTING.md's main-line table is stale; the rows should read:\n" + "\n".join(wanted)
+
+
+def book_order(name: str) -> tuple:
+    match = re.match(r"4\.(\d+)([a-z]?)_", name)
+    return (0, int(match.group(1)), match.group(2)) if match else (1, 0, "")
+
+
+def test_no_notebook_promises_more_than_one_sitting():
+    over = {p.name: nbtools.stated_minutes(nbformat.read(p, as_version=4)) for p in NOTEBOOKS}
+    over = {name: n for name, n in over.items() if n is not None and n > ONE_SITTING}
+    assert not over, f"stated times above {ONE_SITTING} minutes: {over}"
