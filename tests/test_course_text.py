@@ -143,6 +143,51 @@ def test_figure_cell_is_a_cell_that_draws_and_shows():
     assert not is_figure_cell(nbformat.v4.new_markdown_cell("ax.plot(x)\nplt.show()"))
 
 
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LABEL_KEYWORDS = {"label", "xlabel", "ylabel", "title"}
+LABEL_CALLS = {"set_xlabel", "set_ylabel", "set_title", "suptitle", "title", "xlabel", "ylabel", "text"}
+
+
+def figure_texts(source: str) -> list[str]:
+    """The constant parts of the strings a cell passes as figure labels, titles, legends or text."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    texts = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        values = [k.value for k in call.keywords if k.arg in LABEL_KEYWORDS]
+        values += call.args if name in LABEL_CALLS else []
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                texts.append(value.value)
+            elif isinstance(value, ast.JoinedStr):
+                texts.append("".join(v.value for v in value.values if isinstance(v, ast.Constant)))
+    return texts
+
+
+def english_phrase(text: str) -> bool:
+    """Two or more English words and no Chinese, once math and code such as `jax.grad(f)` are set aside."""
+    plain = re.sub(r"[\w.]+\([^)]*\)", "", re.sub(r"\$[^$]*\$", "", text))
+    return not CJK.search(text) and bool(re.search(r"[A-Za-z]{2,}[\s:,]+[A-Za-z]{2,}", plain))
+
+
+def test_english_phrase_spots_labels_a_chinese_reader_must_translate():
+    assert english_phrase("number of Euler steps N") and english_phrase("forward value")
+    assert not english_phrase("欧拉法的步数 N") and not english_phrase("jax.grad(round)")
+    assert not english_phrase("$x_1$ and $x_2$")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_figure_labels_are_chinese(path):
+    """Issue #46: axis labels, titles and legends in Chinese (code and formulas may stay as they are)."""
+    cells = nbformat.read(path, as_version=4).cells
+    found = [t for c in cells if c.cell_type == "code" and "plt" in c.source for t in figure_texts(c.source)]
+    english = [t for t in found if english_phrase(t)]
+    assert not english, f"{path.name}: figure text in English {english}"
+
+
 def test_the_course_has_enough_figures():
     """Where a reader would rather look than read (issue #35): at least 16 figure cells in the course."""
     counts = {p.name: sum(map(is_figure_cell, nbformat.read(p, as_version=4).cells)) for p in NOTEBOOKS}
