@@ -5,7 +5,7 @@ import re
 import nbformat
 import pytest
 
-from grader import REPO, course
+from grader import REPO, course, nbtools
 from grader.instructor.edition import leaks, secret_passages
 from grader.pipeline.release import generate_release
 
@@ -45,6 +45,17 @@ def test_every_assignment_has_the_cells_the_pipeline_needs(assignment):
     hidden = [c for c in cells if "### BEGIN HIDDEN TESTS" in c.source]
     assert all(c in tests for c in hidden), f"{assignment}: hidden tests only inside test cells"
     assert (course.CATALOGUE / assignment).is_dir(), f"{assignment}: proof/catalogue/{assignment}/ is missing"
+    # Run All goes on past a failing test (JupyterLab sends stop_on_error=False for a cell tagged
+    # raises-exception) and ends with the summary of what passed and failed (CONTRIBUTING).
+    for cell, m in zip(cells, meta, strict=True):
+        if m.get("grade") or m.get("grade_id") == course.ANSWER_ID:
+            assert nbtools.RAISES_TAG in cell.metadata.get("tags", []), f"{assignment}/{m['grade_id']}: not tagged"
+            assert nbtools.RAISES_KEY not in cell.metadata, f"{assignment}/{m['grade_id']}: names an exception"
+    summary, last = cells[-1], meta[-1]
+    assert last.get("grade_id") == "summary" and last.get("locked") and not last.get("grade"), (
+        f"{assignment}: the last cell must be the locked, ungraded summary (grade_id 'summary'), not {last}"
+    )
+    assert summary.source.splitlines()[-1] == "report_tests()", f"{assignment}: the summary must call report_tests()"
 
 
 def test_every_assignment_has_a_release():

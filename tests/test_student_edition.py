@@ -294,13 +294,29 @@ def test_lab_shows_validate_and_no_instructor_menu_entries(lab, copy_in_lab, bro
     expect(news, "JupyterLab asks about Jupyter news").to_have_count(0)
 
 
+def summary_shown(page, visible: list[str]) -> list[str]:
+    """The lines of the exercise's last cell, the summary, once it lists every visible test."""
+    from playwright.sync_api import expect
+
+    summary = page.locator(".jp-Notebook .jp-Cell").last.locator(OUTPUT)
+    expect(summary, "the summary cell shows nothing").to_contain_text("📋 测试小结", timeout=30_000)
+    lines = summary.inner_text().splitlines()
+    listed = [re.match(r"\s*[✅❌] (\w+)（", line) for line in lines]
+    assert [m.group(1) for m in listed if m] == visible, f"the summary lists other tests:\n{lines}"
+    return lines
+
+
 def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_in_lab, browser, tmp_path):
+    """The reference passes every visible test; with a wrong answer that fails one of them, Run All
+    goes on past it (the tests after it run and pass) and the last cell sums up: which passed, which
+    failed and why, and the hidden tests left for grading."""
     from playwright.sync_api import expect
 
     source = nbformat.read(lab["folder"] / copy_in_lab, as_version=4)
     tests = [cell.source for cell in source.cells if cell.source.startswith("%%ch4test")]
     visible = [test for cell in tests for test in re.findall(r'programs\("(\w+)"', cell)]  # hidden ones export nothing
-    assert len(visible) >= 2 and FAILS in visible and visible[0] != FAILS, visible
+    assert len(visible) >= 3 and FAILS in visible[1:-1], f"{FAILS} must have a visible test before and after it"
+    hidden = len(tests) - len(visible)
     page = open_notebook(browser, lab, copy_in_lab)
     try:
         type_answer(page, lab, copy_in_lab, answers.reference_answer(FAST))
@@ -309,18 +325,29 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
             passed = page.locator(OUTPUT, has_text=f"✅ {test} 通过")
             expect(passed, f"{test} did not pass with the reference answer").to_have_count(1, timeout=30_000)
         shown = outputs(page)
-        assert shown.count("✅") == len(visible), f"expected {len(visible)} ✅ lines, the outputs are:\n{shown}"
+        passes = re.findall(r"✅ \w+ 通过", shown)
+        assert len(passes) == len(visible), f"expected {len(visible)} ✅ lines, the outputs are:\n{shown}"
         assert page.locator(STDERR).count() == 0, f"an error or stderr output with the reference answer:\n{shown}"
+        lines = summary_shown(page, visible)
+        assert sum(line.lstrip().startswith("✅") for line in lines) == len(visible), lines
+        assert f"0 个未通过（0 分）。另有隐藏测试 {hidden} 个" in lines[-1], lines
         page.locator(".jp-Notebook .jp-Cell", has_text=f"✅ {visible[0]} 通过").scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "right.png"))
 
         wrong = next(e.answer for e in answers.entries(FAST) if e.kind == "wrong" and e.slug == WRONG)
         type_answer(page, lab, copy_in_lab, wrong)
         run_all(page)
-        passed = page.locator(OUTPUT, has_text=f"✅ {visible[0]} 通过")
-        expect(passed, "the run with the wrong answer did not get to the tests").to_have_count(1, timeout=30_000)
-        expect(page.locator(STDERR), f"{FAILS} shows no error").to_have_count(1, timeout=30_000)  # Run All stops there
+        for test in (t for t in visible if t != FAILS):  # the one after FAILS too: Run All went on
+            passed = page.locator(OUTPUT, has_text=f"✅ {test} 通过")
+            expect(passed, f"{test} did not run or pass with {WRONG}").to_have_count(1, timeout=30_000)
+        expect(page.locator(STDERR), f"{FAILS} shows no error").to_have_count(1, timeout=30_000)
         assert f"✅ {FAILS} 通过" not in outputs(page), f"{FAILS} passed the wrong answer {WRONG}"
+        lines = summary_shown(page, visible)
+        failed = [line for line in lines if line.lstrip().startswith("❌")]
+        assert len(failed) == 1 and failed[0].lstrip().startswith(f"❌ {FAILS}（可见测试 ") and CJK.search(failed[0])
+        assert f"{len(visible) - 1} 个通过" in lines[-2] and f"另有隐藏测试 {hidden} 个" in lines[-2], lines
+        page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "summary.png"))
         # what the student reads under the failing cell: the Chinese verdict first, and only it
         error = page.locator(STDERR).inner_text()
         first_line = error.strip().splitlines()[0]
