@@ -5,10 +5,14 @@ PY      := .venv/bin/python
 # pytest-xdist workers: one per core (the machines we target have 2). Each notebook test starts
 # its own kernel, so workers share no state.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
-SUBMISSIONS ?=
-OUT     ?= build/grades
+# A class of your own lives in classes/NAME/ (README; ignored by git, ruff and make clean): its
+# submissions in classes/NAME/submitted/<student>/<assignment>/, its grades in classes/NAME/graded/.
+CLASS   ?= my-class
+SUBMISSIONS ?= classes/$(CLASS)/submitted
+OUT     ?= classes/$(CLASS)/graded
 EX      ?=
-GRADES  ?= build/demo
+# Formgrader shows the demo unless a class is named (CLASS=NAME) or a graded folder given (GRADES=DIR)
+GRADES  ?= $(if $(filter command line environment,$(origin CLASS)),classes/$(CLASS)/graded,build/demo)
 
 # CPU-only JAX everywhere (the course claims are made on CPU). The test harness and the grader
 # also select matplotlib's Agg backend for their kernels; JupyterLab keeps its inline plots.
@@ -16,7 +20,7 @@ export JAX_PLATFORMS := cpu
 
 
 .DEFAULT_GOAL := help
-.PHONY: help setup ready test lab check student release book grade demo formgrader hub lint tidy pins clean
+.PHONY: help setup ready test lab check student release book grade demo formgrader hub lint tidy messages pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,18 +53,20 @@ book: ready  ## the course as a website, offline and searchable: build/book/inde
 release: ready  ## regenerate exercises/ from solutions/ with nbgrader
 	$(PY) -m grader release
 
-grade: ready  ## grade a class: make grade SUBMISSIONS=dir [OUT=build/grades]
-	@test -n "$(SUBMISSIONS)" || { echo "make grade: say which folder, e.g. make grade SUBMISSIONS=path/to/submitted OUT=build/grades"; exit 2; }
+grade: ready  ## grade a class: make grade [CLASS=my-class]: classes/CLASS/submitted/ into classes/CLASS/graded/
+	@test -d "$(SUBMISSIONS)" || { echo "make grade: no folder $(SUBMISSIONS): put the class's submissions there as <student>/<assignment>/<assignment>.ipynb (classes/ is ignored by git, lint and make clean), or say CLASS=NAME, or SUBMISSIONS=DIR OUT=DIR" >&2; exit 2; }
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
 demo: ready  ## grade the built-in demo class (exercises/ as committed), print the score table
 	$(PY) -m proof demo --out build/demo --jobs $(JOBS)
 
-# Formgrader opens the course's files through the server, which serves this folder only.
-formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [GRADES=build/demo]
+# Formgrader opens the course's files through the server, which serves this folder only. `exec`:
+# the server is make's own child, so a SIGTERM to make (which make passes on to its children)
+# stops it, and it stops its kernels; through an extra shell it went on running.
+formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [CLASS=NAME | GRADES=build/demo]
 	@case "$$(realpath -m "$(GRADES)")/" in "$$(pwd -P)/"*) ;; *) \
-	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade ... OUT=build/grades) and pass that" >&2; exit 2;; esac
-	@CH4_GRADES=$(GRADES) sh tools/lab.sh --LabApp.default_url=/formgrader
+	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade CLASS=NAME grades into classes/NAME/graded) and pass that" >&2; exit 2;; esac
+	@CH4_GRADES=$(GRADES) exec sh tools/lab.sh --LabApp.default_url=/formgrader
 
 # Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.
 hub:  ## the class on a shared server: JupyterHub, the exchange, students as Unix users (as root: sudo make hub)
@@ -72,6 +78,15 @@ lint: ready  ## ruff: the lint rules, and the formatting of every Python file
 
 tidy: ready  ## strip outputs and editor metadata from every notebook
 	$(PY) -m grader tidy notebooks/*.ipynb solutions/*/*.ipynb tests/fixtures/*.ipynb
+
+# The instructor's text in Chinese (grader/i18n.py): Babel extracts every message marked in the
+# grader, the demo and the class report's page, merges them into the catalogue, where a new one
+# waits for its translation (tests/test_locale.py fails until it has one), and compiles it.
+messages: ready  ## extract the instructor's messages, update grader/locale/zh's catalogue and compile it
+	@mkdir -p build
+	.venv/bin/pybabel -q extract -F grader/locale/babel.cfg -k N_ --no-location --sort-output --project ch04-grader -o build/grader.pot grader proof
+	.venv/bin/pybabel -q update -i build/grader.pot -d grader/locale -D grader -l zh --init-missing --ignore-obsolete --ignore-pot-creation-date --no-wrap
+	.venv/bin/pybabel -q compile -d grader/locale -D grader -l zh --use-fuzzy
 
 # pip-tools lives in a throwaway venv under build/, so it is not one of the course's own pins.
 # requirements-student.txt takes every version from requirements.txt (its .in says -c requirements.txt).

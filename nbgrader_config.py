@@ -10,8 +10,8 @@ Environment (a relative path is relative to the repository, not to the current f
                  (default build/demo, what `make demo` writes); it must lie inside the folder
                  Jupyter serves, as Formgrader opens files through it
   CH4_EXCHANGE   the local exchange for release, fetch, submit and collect (default build/exchange)
-  CH4_COLLECTED  where `nbgrader collect` writes <student>/<assignment>/ (default build/collected),
-                 ready for `python -m grader grade`
+  CH4_COLLECTED  where `nbgrader collect` writes <student>/<assignment>/ (default
+                 classes/my-class/submitted, the class's home in README: `make grade` grades it)
 """
 
 import os
@@ -52,7 +52,7 @@ c.Exchange.assignment_dir = "."
 c.Exchange.path_includes_course = True
 # By name: Formgrader shows the config as JSON.
 c.ExchangeFactory.collect = "grader.instructor.nbgrader_guard.CollectForGrading"
-c.CollectForGrading.destination = str(folder("CH4_COLLECTED", "build/collected"))
+c.CollectForGrading.destination = str(folder("CH4_COLLECTED", "classes/my-class/submitted"))
 
 # Formgrader renders a submission with nbconvert's MathJax from a CDN; offline its math stayed raw
 # LaTeX. Our folder first on its template path: its mathjax.html.j2 loads the server's own MathJax.

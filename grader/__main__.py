@@ -13,6 +13,12 @@ from pathlib import Path
 # Light: paths and settings, no nbformat, no JAX, no Dask.
 from grader import course
 from grader.cluster import certs
+from grader.i18n import N_, _, use_for_argparse
+
+DESCRIPTION = N_(
+    "The course's grader: python -m grader {run,tidy,release,edition,grade,report,certs,scheduler,worker} ... "
+    "(the demo class and the quick scoring of catalogued answers: python -m proof {demo,try})"
+)
 
 
 def cmd_run(args) -> int:
@@ -43,7 +49,7 @@ def cmd_release(args) -> int:
     from grader.pipeline import release
 
     release.generate_release()
-    print("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it.")
+    print(_("exercises/ regenerated from solutions/; review `git diff exercises/` and commit it."))
     return 0
 
 
@@ -68,9 +74,9 @@ def cmd_report(args) -> int:
 
     out = Path(args.out_dir)
     if not (out / "grades.csv").is_file():
-        print(f"grader report: no grades.csv in {out}: grade a class into it first", file=sys.stderr)
+        print(_("grader report: no grades.csv in {out}: grade a class into it first").format(out=out), file=sys.stderr)
         return 2
-    print(f"Wrote {classreport.write(out)} (tests.csv and class.json beside it)")
+    print(_("Wrote {page} (tests.csv and class.json beside it)").format(page=classreport.write(out)))
     return 0
 
 
@@ -79,10 +85,14 @@ def cmd_certs(args) -> int:
     try:
         certs.make(Path(args.out), args.hosts)
     except FileExistsError as err:
-        print(f"grader certs: {err}", file=sys.stderr)
+        print(_("grader certs: {reason}").format(reason=err), file=sys.stderr)
         return 2
-    print(f"Certificates written to {args.out}/ (keys readable by you alone). Copy the folder to the same")
-    print("place in the checkout of every machine of the cluster: scheduler, workers and where you grade.")
+    print(
+        _("Certificates written to {folder}/ (keys readable by you alone). Copy the folder to the same").format(
+            folder=args.out
+        )
+    )
+    print(_("place in the checkout of every machine of the cluster: scheduler, workers and where you grade."))
     return 0
 
 
@@ -94,7 +104,7 @@ def cmd_scheduler(args) -> int:
     try:
         ca, cert, key = engine.tls_files(args.tls, "scheduler")
     except engine.EngineError as err:
-        print(f"grader scheduler: {err}", file=sys.stderr)
+        print(_("grader scheduler: {reason}").format(reason=err), file=sys.stderr)
         return 2
     print(f"grader scheduler: tls://{args.host}:{args.port}", flush=True)
     argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", args.host, "--port", str(args.port)]
@@ -116,11 +126,15 @@ def cmd_worker(args) -> int:
         engine.check_address(args.scheduler)
         ca, cert, key = engine.tls_files(args.tls, "worker")
     except engine.EngineError as err:
-        print(f"grader worker: {err}", file=sys.stderr)
+        print(_("grader worker: {reason}").format(reason=err), file=sys.stderr)
         return 2
     reaped = sandbox.reap_orphans() + worker.reap_scratch()
     if reaped:
-        print(f"grader worker: removed {len(reaped)} folder(s) that a killed grading run left behind")
+        print(
+            _("grader worker: removed {count} folder(s) that a killed grading run left behind").format(
+                count=len(reaped)
+            )
+        )
     print(f"grader worker: {sandbox.describe()}", flush=True)
     os.environ.update(nbtools.HEADLESS_ENV)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", args.scheduler]
@@ -131,80 +145,86 @@ def cmd_worker(args) -> int:
     os.execv(sys.executable, argv)
 
 
-TLS_HELP = f"the cluster's certificates, made by python -m grader certs (default: {certs.FOLDER})"
+def tls_help() -> str:
+    return _("the cluster's certificates, made by python -m grader certs (default: {folder})").format(
+        folder=certs.FOLDER
+    )
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    use_for_argparse()
+    parser = argparse.ArgumentParser(prog="python -m grader", description=_(DESCRIPTION))
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="execute notebooks headless and check raises-exception cells")
+    run = sub.add_parser("run", help=_("execute notebooks headless and check raises-exception cells"))
     run.add_argument("notebooks", nargs="+")
     run.set_defaults(func=cmd_run)
 
-    tidy = sub.add_parser("tidy", help="strip outputs and editor metadata from notebooks")
+    tidy = sub.add_parser("tidy", help=_("strip outputs and editor metadata from notebooks"))
     tidy.add_argument("notebooks", nargs="+")
     tidy.set_defaults(func=cmd_tidy)
 
-    sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader").set_defaults(func=cmd_release)
+    sub.add_parser("release", help=_("regenerate exercises/ from solutions/ with nbgrader")).set_defaults(
+        func=cmd_release
+    )
 
-    student = sub.add_parser("edition", help="build the student edition (a folder and a .zip, no answers)")
-    student.add_argument("--out", default="build/student", help="the folder; the archive is written beside it")
+    student = sub.add_parser("edition", help=_("build the student edition (a folder and a .zip, no answers)"))
+    student.add_argument("--out", default="build/student", help=_("the folder; the archive is written beside it"))
     student.set_defaults(func=cmd_edition)
 
-    grading = sub.add_parser("grade", help="grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR")
-    grading.add_argument("submitted", help="nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb")
-    grading.add_argument("--out", required=True, help="grades.csv, feedback/ and the working course folder go here")
+    grading = sub.add_parser("grade", help=_("grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR"))
+    grading.add_argument("submitted", help=_("nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb"))
+    grading.add_argument("--out", required=True, help=_("grades.csv, feedback/ and the working course folder go here"))
     grading.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (local cluster)"
+        "--jobs", type=int, default=os.cpu_count() or 1, help=_("submissions graded at once (local cluster)")
     )
     grading.add_argument(
         "--scheduler",
         metavar="tls://HOST:PORT",
-        help="grade on this Dask cluster instead (python -m grader scheduler; workers: python -m grader worker)",
+        help=_("grade on this Dask cluster instead (python -m grader scheduler; workers: python -m grader worker)"),
     )
-    grading.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
+    grading.add_argument("--tls", metavar="DIR", type=Path, help=tls_help())
     grading.add_argument(
         "--db",
         metavar="URL",
-        help="gradebook database, e.g. postgresql+psycopg://USER@HOST/DB (default: SQLite under OUT_DIR)",
+        help=_("gradebook database, e.g. postgresql+psycopg://USER@HOST/DB (default: SQLite under OUT_DIR)"),
     )
     grading.add_argument(
         "--ceiling",
         type=float,
         default=course.CEILING_SECONDS,
-        help="seconds one submission may run before its kernel is stopped",
+        help=_("seconds one submission may run before its kernel is stopped"),
     )
     grading.add_argument(
         "--cell-timeout",
         type=int,
         default=course.CELL_TIMEOUT,
-        help="seconds one cell may run before it is interrupted",
+        help=_("seconds one cell may run before it is interrupted"),
     )
     grading.set_defaults(func=cmd_grade)
 
-    class_report = sub.add_parser("report", help="write OUT_DIR/report/: the class report of a graded OUT_DIR")
-    class_report.add_argument("out_dir", help="the --out folder of a grading run")
+    class_report = sub.add_parser("report", help=_("write OUT_DIR/report/: the class report of a graded OUT_DIR"))
+    class_report.add_argument("out_dir", help=_("the --out folder of a grading run"))
     class_report.set_defaults(func=cmd_report)
 
-    make_certs = sub.add_parser("certs", help="make the CA and the certificates of a grading cluster (mutual TLS)")
-    make_certs.add_argument("--out", default=str(certs.FOLDER), help="the folder (default: %(default)s)")
+    make_certs = sub.add_parser("certs", help=_("make the CA and the certificates of a grading cluster (mutual TLS)"))
+    make_certs.add_argument("--out", default=str(certs.FOLDER), help=_("the folder (default: %(default)s)"))
     make_certs.add_argument(
-        "--hosts", nargs="*", default=[], help="the scheduler's addresses or names, written into its certificate"
+        "--hosts", nargs="*", default=[], help=_("the scheduler's addresses or names, written into its certificate")
     )
     make_certs.set_defaults(func=cmd_certs)
 
-    schedule = sub.add_parser("scheduler", help="run the Dask scheduler of a grading cluster (mutual TLS)")
-    schedule.add_argument("--host", required=True, help="the address to listen on, e.g. this machine's LAN address")
+    schedule = sub.add_parser("scheduler", help=_("run the Dask scheduler of a grading cluster (mutual TLS)"))
+    schedule.add_argument("--host", required=True, help=_("the address to listen on, e.g. this machine's LAN address"))
     schedule.add_argument("--port", type=int, default=8786)
-    schedule.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
+    schedule.add_argument("--tls", metavar="DIR", type=Path, help=tls_help())
     schedule.set_defaults(func=cmd_scheduler)
 
-    work = sub.add_parser("worker", help="serve a Dask scheduler as a grading worker on this machine")
+    work = sub.add_parser("worker", help=_("serve a Dask scheduler as a grading worker on this machine"))
     work.add_argument("scheduler", metavar="tls://HOST:PORT")
-    work.add_argument("--nworkers", type=int, default=os.cpu_count() or 1, help="worker processes (one per core)")
-    work.add_argument("--host", help="the address its processes listen on (default: every interface)")
-    work.add_argument("--tls", metavar="DIR", type=Path, help=TLS_HELP)
+    work.add_argument("--nworkers", type=int, default=os.cpu_count() or 1, help=_("worker processes (one per core)"))
+    work.add_argument("--host", help=_("the address its processes listen on (default: every interface)"))
+    work.add_argument("--tls", metavar="DIR", type=Path, help=tls_help())
     work.set_defaults(func=cmd_worker)
 
     args = parser.parse_args(argv)

@@ -32,6 +32,7 @@ import nbformat
 from grader import REPO, course, messages
 from grader.cluster import engine
 from grader.course import CEILING_SECONDS
+from grader.i18n import _, ngettext
 from grader.instructor import nbgrader_guard
 from grader.kernels import sandbox
 from grader.output import report
@@ -121,39 +122,78 @@ def grade(
     """
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     if not submitted.is_dir():
-        raise UsageError(f"no such folder: {submitted}")
+        raise UsageError(_("no such folder: {folder}").format(folder=submitted))
     for protected in (submitted, course.SOLUTIONS, course.EXERCISES, REPO / "grader"):
         if _overlaps(out, protected.resolve()):
-            raise UsageError(f"--out {out} overlaps {protected}; choose a separate output folder")
+            raise UsageError(
+                _("--out {out} overlaps {protected}; choose a separate output folder").format(
+                    out=out, protected=protected
+                )
+            )
     known, unknown, refused = discover(submitted)
     for link in sorted(p.name for p in submitted.iterdir() if p.is_symlink()):
-        echo(f"  skip  {report.escaped(link)}: a symbolic link, not followed (hand in the folder itself)")
+        echo(
+            _("  skip  {name}: a symbolic link, not followed (hand in the folder itself)").format(
+                name=report.escaped(link)
+            )
+        )
     for student in refused:
-        echo(f"  skip  {report.escaped(student)}: control or bidirectional characters in the student id, not graded")
+        echo(
+            _("  skip  {student}: control or bidirectional characters in the student id, not graded").format(
+                student=report.escaped(student)
+            )
+        )
     for student, name in unknown:
-        echo(f"  skip  {student}/{report.escaped(name)}: unknown assignment (known: {', '.join(course.ASSIGNMENTS)})")
+        echo(
+            _("  skip  {student}/{name}: unknown assignment (known: {known})").format(
+                student=student, name=report.escaped(name), known=", ".join(course.ASSIGNMENTS)
+            )
+        )
     if not known:
-        hint = " (only unknown assignments)" if unknown else ""
-        raise UsageError(f"nothing to grade in {submitted}: expected <student>/<assignment>/<notebook>.ipynb{hint}")
+        if unknown:
+            why = _(
+                "nothing to grade in {folder}: expected <student>/<assignment>/<notebook>.ipynb "
+                "(only unknown assignments)"
+            )
+        else:
+            why = _("nothing to grade in {folder}: expected <student>/<assignment>/<notebook>.ipynb")
+        raise UsageError(why.format(folder=submitted))
 
     root = out / "course"
-    where = f"the Dask cluster at {scheduler}" if scheduler else f"{jobs} local worker process(es)"
-    echo(f"Grading {len(known)} submission(s) from {submitted} on {where}")
+    if scheduler:
+        where = _("the Dask cluster at {address}").format(address=scheduler)
+    else:
+        where = ngettext("{count} local worker process", "{count} local worker processes", jobs).format(count=jobs)
+    count = ngettext(
+        "Grading {count} submission from {folder} on {where}",
+        "Grading {count} submissions from {folder} on {where}",
+        len(known),
+    )
+    echo(count.format(count=len(known), folder=submitted, where=where))
     reaped = sandbox.reap_orphans() + worker.reap_scratch()
     if reaped:
-        echo(f"  removed {len(reaped)} folder(s) that a killed grading run left behind")
+        echo(_("  removed {count} folder(s) that a killed grading run left behind").format(count=len(reaped)))
     sandboxed = sandbox.probe() is None
-    echo(f"  here: {sandbox.describe()}")
+    echo(_("  here: {sandbox}").format(sandbox=sandbox.describe()))
     if not sandboxed:
-        print(f"grader grade: {sandbox.describe()}; every row is flagged 'unsandboxed'", file=sys.stderr)
+        print(
+            _("grader grade: {sandbox}; every row is flagged 'unsandboxed'").format(sandbox=sandbox.describe()),
+            file=sys.stderr,
+        )
     url = _gradebook_url(root, db)  # a database that cannot be reached stops us before anything is written
     client = engine.connect(scheduler, jobs, tls) if scheduler else None  # so does a scheduler that cannot be reached
     try:
         prepare_course(root, url)
         nbgrader_guard.guard_course_folder(root)  # nbgrader run inside OUT/course refuses to grade around us
         make_grading_secret(root)
-        outcomes, tasks = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url)
-        echo(f"  {len(known) - len(tasks)} unchanged or unreadable, {len(tasks)} to autograde")
+        outcomes, tasks, reused = _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url)
+        unreadable = len(known) - len(tasks) - reused
+        echo(
+            _(
+                "  {reused} unchanged since the last run (results kept), {unreadable} unreadable (0 with the reason), "
+                "{tasks} to autograde"
+            ).format(reused=reused, unreadable=unreadable, tasks=len(tasks))
+        )
         count = [0]
         points = {a: store.test_points(a) for a in {t.assignment for t in tasks}}
 
@@ -161,16 +201,15 @@ def grade(
             outcome = outcomes[task.key]
             reason = store.refusal(graded, task.assignment, points[task.assignment])
             if reason is not None:
-                print(
-                    f"grader grade: refused the result of {task.student}/{task.assignment}: {reason}", file=sys.stderr
-                )
+                refused = _("grader grade: refused the result of {student}/{assignment}: {reason}")
+                print(refused.format(student=task.student, assignment=task.assignment, reason=reason), file=sys.stderr)
                 graded = worker.Graded(worker.Result(False, [messages.result_refused()]))
                 outcome.digest = ""  # never taken as done: a re-run grades it again
             store.store(root, graded, outcome, review=reason is None)  # a refused result records nothing
             store.journal(root, outcome)
             count[0] += 1
-            status = "ok" if not outcome.notes else report.escaped(outcome.notes[0][:70])
-            echo(f"  [{count[0]:>{len(str(len(tasks)))}}/{len(tasks)}] {task.student}/{task.assignment}: {status}")
+            where = f"  [{count[0]:>{len(str(len(tasks)))}}/{len(tasks)}] {task.student}/{task.assignment}: "
+            echo(report.progress_line(where, report.escaped(outcome.notes[0]) if outcome.notes else _("ok")))
 
         ungraded = {}
         if tasks:
@@ -180,7 +219,9 @@ def grade(
         if client is not None:
             engine.close(client)
     for key, reason in ungraded.items():
-        echo(f"  not graded {key[0]}/{key[1]}: {reason}")
+        echo(
+            _("  not graded {student}/{assignment}: {reason}").format(student=key[0], assignment=key[1], reason=reason)
+        )
         del outcomes[key]
     store.compact_journal(root, outcomes)
     report.write_outputs(root, out, outcomes)
@@ -196,10 +237,11 @@ def write_class_report(out: Path, echo=print) -> None:
     from grader.output import classreport
 
     try:
-        echo(f"  class report: {classreport.write(out)}")
+        echo(_("  class report: {page}").format(page=classreport.write(out)))
     except Exception as err:  # noqa: BLE001 - any failure of the report leaves the grades as they are
         reason = report.escaped(str(err))[:300]  # it may quote a student's id
-        print(f"grader grade: the class report was not written: {type(err).__name__}: {reason}", file=sys.stderr)
+        failed = _("grader grade: the class report was not written: {error}: {reason}")
+        print(failed.format(error=type(err).__name__, reason=reason), file=sys.stderr)
 
 
 class Incomplete(Exception):
@@ -218,7 +260,9 @@ def _gradebook_url(root: Path, db: str | None) -> str:
     except Exception as err:  # noqa: BLE001 - any driver error: the database cannot be used
         detail = str(getattr(err, "orig", err)).strip().splitlines()
         reason = detail[0] if detail else type(err).__name__
-        raise UsageError(f"cannot reach the gradebook database {_redacted(db)}: {reason}") from None
+        raise UsageError(
+            _("cannot reach the gradebook database {url}: {reason}").format(url=_redacted(db), reason=reason)
+        ) from None
     return db
 
 
@@ -237,16 +281,18 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url):
     sources = {a: staging.source_digest(a) for a in releases}
     settings = f"/{ceiling}/{cell_timeout}/{sandboxed}/judge/{_redacted(url)}"
     outcomes: dict[tuple[str, str], store.Outcome] = {}
-    tasks = []
+    tasks, reused = [], 0
     for student, assignment in known:
         folder = submitted / student / assignment
         digest = intake.folder_digest(folder) + sources[assignment] + settings
         previous = cache.get((student, assignment))
         if previous and previous["digest"] == digest:
             outcomes[(student, assignment)] = store.Outcome(**previous)
+            reused += 1
             continue
         outcome = store.Outcome(student, assignment, digest=digest)
         nb, outcome.notes, outcome.flags = intake.receive(folder, assignment, releases[assignment])
+        outcome.extra_notebooks = intake.extra_notebooks(folder, assignment)
         outcome.flags += [] if sandboxed else ["unsandboxed"]
         outcomes[(student, assignment)] = outcome
         target = course.notebook_path(root / "submitted" / student, assignment)
@@ -259,7 +305,7 @@ def _intake(root, submitted, known, ceiling, cell_timeout, sandboxed, url):
         else:  # unreadable: 0 with the reason, stored now
             store.store(root, None, outcome)
             store.journal(root, outcome)
-    return outcomes, tasks
+    return outcomes, tasks, reused
 
 
 def _keep_nbgrader_files(folder: Path, target: Path, outcome: store.Outcome) -> None:
@@ -299,16 +345,19 @@ def main(args) -> int:
             tls=args.tls,
         )
     except (UsageError, engine.EngineError) as err:
-        print(f"grader grade: {err}", file=sys.stderr)
+        print(_("grader grade: {reason}").format(reason=err), file=sys.stderr)
         return 2
     except Incomplete as err:
-        print(
-            f"grader grade: {err.args[0]} submission(s) were not graded (see 'not graded' above); "
-            "run the same command again to grade just those",
-            file=sys.stderr,
+        incomplete = _(
+            "grader grade: {count} submission(s) were not graded (see 'not graded' above); "
+            "run the same command again to grade just those"
         )
+        print(incomplete.format(count=err.args[0]), file=sys.stderr)
         return 1
     report.print_table(outcomes)
-    print(f"\nWrote {Path(args.out) / 'grades.csv'} and feedback under {Path(args.out) / 'feedback'}")
-    print("One row per student: grades_wide.csv, grades_canvas.csv (Canvas's gradebook import); the class: report/")
+    out = Path(args.out)
+    print(
+        "\n" + _("Wrote {csv} and feedback under {feedback}").format(csv=out / "grades.csv", feedback=out / "feedback")
+    )
+    print(_("One row per student: grades_wide.csv, grades_canvas.csv (Canvas's gradebook import); the class: report/"))
     return 0

@@ -28,6 +28,14 @@ def renamed(expected: str, got: str) -> str:
     return f"文件名应为 {expected}，收到 {got}：已按 {expected} 评分"
 
 
+def extra_notebooks(graded: str, expected: str, extra: list[str]) -> str:
+    shown = "、".join(extra[:5]) + ("……" if len(extra) > 5 else "")
+    return (
+        f"提交里另有 {len(extra)} 个 notebook 没有评分：{shown}。评分的只有 {graded}；"
+        f"如果答案写在另一份里，请把那一份改名为 {expected}（其余的删掉）后重新提交"
+    )
+
+
 def file_is_link(name: str) -> str:
     return f"{name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"
 

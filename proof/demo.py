@@ -3,10 +3,15 @@ class made of the release, the catalogue and one attack."""
 
 from __future__ import annotations
 
+import ast
+import io
+import re
 import shutil
+import tokenize
 from pathlib import Path
 
 from grader import course
+from grader.i18n import _
 from proof import answers, hostile
 from proof.sample_classes import Expectation, answered, write
 
@@ -22,14 +27,53 @@ def picks(assignment: str) -> dict[str, answers.Entry]:
     return {student: entry for student, entry in firsts.items() if entry is not None}
 
 
+CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
+
+
+def in_students_language(answer: str) -> str:
+    """`answer` as a student of this course hands it in: without the catalogue's English notes
+    (its docstring naming the requirement or the method, the self-proof's `# hint:` lines,
+    English comments and docstrings), which no student would write. Only comments and docstrings go, so the answer
+    runs and scores as it did; Chinese ones stay."""
+    from IPython.core.inputtransformer2 import TransformerManager  # %time lines, as in a kernel
+
+    python = TransformerManager().transform_cell(answer)  # magics become calls, line for line
+    drop, cut = set(), {}
+    tree = ast.parse(python)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            doc = ast.get_docstring(node, clean=False) if len(node.body) > 1 else None
+            if doc is not None and not CJK.search(doc):
+                drop.update(range(first.lineno, first.end_lineno + 1))
+    lines = answer.splitlines(keepends=True)
+    for token in tokenize.generate_tokens(io.StringIO(python).readline):
+        maintainers = token.string.startswith((answers.HINT, answers.VISIBLE_EXEMPT))  # the self-proof's notes
+        if token.type == tokenize.COMMENT and (maintainers or not CJK.search(token.string)):
+            row, col = token.start
+            if lines[row - 1][:col].strip():
+                cut[row] = col  # after code: the code stays
+            else:
+                drop.add(row)
+    kept = []
+    for row, line in enumerate(lines, start=1):
+        if row in cut:
+            kept.append(line[: cut[row]].rstrip() + "\n")
+        elif row not in drop:
+            kept.append(line)
+    return "".join(kept).lstrip("\n")
+
+
 def demo_class(dest: Path) -> None:
     """A small class: a model student, a blank hand-in, common mistakes, other correct methods,
-    one broken file, one tampering attempt and everyday-style correct answers."""
+    one broken file, one tampering attempt and everyday-style correct answers, each written as
+    a student of the course writes (`in_students_language`)."""
     for assignment in course.ASSIGNMENTS:
-        write(dest, "alice", assignment, answered(assignment, answers.reference_answer(assignment)))
+        reference = in_students_language(answers.reference_answer(assignment))
+        write(dest, "alice", assignment, answered(assignment, reference))
         write(dest, "bob", assignment, answers.release_notebook(assignment))
         for student, entry in picks(assignment).items():
-            write(dest, student, assignment, answered(assignment, entry.answer))
+            write(dest, student, assignment, answered(assignment, in_students_language(entry.answer)))
     first = course.ASSIGNMENTS[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
     forger = next(a for a in hostile.attacks() if a.slug == "patch_allclose")
@@ -59,15 +103,20 @@ def main(args) -> int:
     submitted = out.parent / f"{out.name}-class"  # beside OUT_DIR: the grader never writes into it
     shutil.rmtree(submitted, ignore_errors=True)
     demo_class(submitted)
-    print(f"Demo class written to {submitted} (alice: model answers, bob: blank, carol: common mistakes,")
-    print("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,")
-    print("grace: correct answers in everyday style)")
+    print(
+        _("Demo class written to {folder} (alice: model answers, bob: blank, carol: common mistakes,").format(
+            folder=submitted
+        )
+    )
+    print(_("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,"))
+    print(_("grace: correct answers in everyday style)"))
     args.submitted = str(submitted)
     status = grade.main(args)
     page = out / "feedback" / "carol" / course.ASSIGNMENTS[0] / f"{course.ASSIGNMENTS[0]}.html"
-    print("\nNext:")
-    print(f"  open {out / 'report' / 'index.html'}   the class: pass rates, common mistakes, who needs a person")
-    print(f"  open {page}   what a student reads")
-    print(f"  make formgrader GRADES={out}   review and adjust the grades in nbgrader's Formgrader")
-    print("  make grade SUBMISSIONS=path/to/submitted OUT=build/grades   grade your own class")
+    print("\n" + _("Next:"))
+    report = out / "report" / "index.html"
+    print(_("  open {page}   the class: pass rates, common mistakes, who needs a person").format(page=report))
+    print(_("  open {page}   what a student reads").format(page=page))
+    print(_("  make formgrader GRADES={out}   review and adjust the grades in nbgrader's Formgrader").format(out=out))
+    print(_("  make grade CLASS=NAME   grade your own class: classes/NAME/submitted/ into classes/NAME/graded/"))
     return status

@@ -11,14 +11,19 @@ with outputs made to attack its feedback page (script, event handlers, a fake "a
 banner, megabytes of text and HTML, a markdown cell of its own), DELIMITERS, the reference with
 nbgrader's hidden-test markers in a string and a comment of its answer (its page must exist), and
 on PROBED (softplus) PROBER, the naive log(1 + eˣ) whose hidden failures could have printed hidden
-inputs (tests/test_hidden_values.py). Then `python -m grader report` on
-the same folder. Every test that reads it is in the pytest-xdist group GROUP, so one worker
-grades it: the class report's tests, the feedback page's and the self-proof's pipeline tests.
+inputs (tests/test_hidden_values.py), and EXTRA_COPY, who answered in a copy of the notebook
+(residuals-Copy1.ipynb) and handed in the blank release beside it. The class is graded in English
+(LANG=en_US.UTF-8), then `python -m grader report` writes the report again on the same folder in
+Chinese (zh_CN.UTF-8): the page of each is kept. Every test that reads it is in the pytest-xdist
+group GROUP, so one worker grades it: the class report's tests, the feedback page's and the
+self-proof's pipeline tests.
 """
 
 import ast
 import io
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -41,6 +46,8 @@ HOSTILE_MESSAGE = "<script>window.__pwned=2</script>\u202eevil"
 PAGE_ATTACKER = "page-attacker"
 DELIMITERS = "delimiters"
 PROBED, PROBER = "softplus", "prober"  # the naive forward: hidden tests fail where it overflows
+EXTRA_COPY = "harry"  # the answer in residuals-Copy1.ipynb, the blank release in residuals.ipynb
+ENGLISH, CHINESE = "en_US.UTF-8", "zh_CN.UTF-8"
 DELIMITED_ANSWER = """
 
 NOTE = "### BEGIN HIDDEN TESTS"  # 作答里出现了 nbgrader 的标记，不该影响反馈页
@@ -109,6 +116,11 @@ def disguised(answer: str, assignment: str) -> str:
     return copy
 
 
+def in_locale(lang: str) -> dict:
+    """This environment with LANG=`lang` and nothing that would override it (grader/i18n.py)."""
+    return {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")} | {"LANG": lang}
+
+
 def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
     submitted, out = tmp_path_factory.mktemp("demo-class"), tmp_path_factory.mktemp("graded")
     demo.demo_class(submitted)
@@ -127,11 +139,22 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
     sample_classes.write(submitted, DELIMITERS, COPIED_IN, sample_classes.answered(COPIED_IN, delimited))
     naive = next(e for e in answers.entries(PROBED) if e.slug == "naive_forward")
     sample_classes.write(submitted, PROBER, PROBED, sample_classes.answered(PROBED, naive.answer))
-    done = grade_cli(submitted, out, timeout=2400)
+    sample_classes.write(submitted, EXTRA_COPY, COPIED_IN, answers.release_notebook(COPIED_IN))
+    shutil.copyfile(
+        course.notebook_path(submitted / "alice", COPIED_IN),
+        submitted / EXTRA_COPY / COPIED_IN / f"{COPIED_IN}-Copy1.ipynb",
+    )
+    done = grade_cli(submitted, out, timeout=2400, env=in_locale(ENGLISH))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     written = (out / "report" / "class.json").read_text(encoding="utf-8")
+    page_en = (out / "report" / "index.html").read_text(encoding="utf-8")
     again = subprocess.run(
-        [sys.executable, "-m", "grader", "report", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "grader", "report", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=in_locale(CHINESE),
     )
     journal = (out / "course" / course.JOURNAL).read_text(encoding="utf-8").splitlines()
     return SimpleNamespace(
@@ -140,7 +163,8 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
         again=again,
         written=written,
         report=json.loads(written),
-        page=(out / "report" / "index.html").read_text(encoding="utf-8"),
+        page=(out / "report" / "index.html").read_text(encoding="utf-8"),  # Chinese: the report command's
+        page_en=page_en,  # the grading run's
         long=read_csv(out),
         gradebook=gradebook_rows(course.sqlite_url(out / "course")),
         journal={(o["student"], o["assignment"]): o for o in map(json.loads, journal)},  # score, graded, notes...

@@ -20,8 +20,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from demo_run import COPIED_IN, COPYCAT, FLAGGED, HOSTILE_ID, HOSTILE_MESSAGE, disguised, in_its_group
-from helpers import chromium, only_requests_to
+from demo_run import (
+    COPIED_IN,
+    COPYCAT,
+    EXTRA_COPY,
+    FLAGGED,
+    HOSTILE_ID,
+    HOSTILE_MESSAGE,
+    disguised,
+    in_its_group,
+)
+from helpers import chromium, only_requests_to, score_table_line
 
 from grader import REPO, course
 from grader.output import classreport, classreport_page
@@ -65,6 +74,8 @@ def points_of(name: str) -> dict:
 
 
 def test_every_run_writes_the_report_and_the_report_command_writes_the_same(demo_run):
+    """The grading run wrote it in English, the report command again in Chinese: class.json, the
+    numbers and the students' text, is the same in any language."""
     assert "class report:" in demo_run.done.stdout
     assert demo_run.again.returncode == 0, demo_run.again.stderr[-3000:]
     assert (demo_run.out / "report" / "class.json").read_text(encoding="utf-8") == demo_run.written
@@ -130,7 +141,7 @@ def test_flagged_ungraded_and_zero_with_notes_need_a_person(demo_run):
     assert (FLAGGED, COPIED_IN) in flagged and flagged <= listed, flagged
     first = course.ASSIGNMENTS[0]
     erin = next(p for p in assignment(demo_run.report, first)["needs_person"] if p["student"] == "erin")
-    assert erin["why"] == ["未评分"] and erin["notes"], erin  # a corrupted file: no score from nbgrader
+    assert erin["why"] == ["ungraded"] and erin["notes"], erin  # a corrupted file: no score from nbgrader
     zeros = {(raw_id(s), n) for (s, n), row in demo_run.long.items() if float(row["score"]) == 0}
     assert ("bob", COPIED_IN) in zeros and ("bob", COPIED_IN) in listed and (HOSTILE_ID, COPIED_IN) in listed
     assert ("alice", COPIED_IN) not in listed
@@ -203,6 +214,7 @@ def test_the_terminal_table_ends_with_each_students_total(demo_run):
 
 PLAIN_TAGS = {"html", "head", "meta", "title", "style", "body", "section", "h1", "h2", "h3", "h4", "p", "a", "code"}
 PLAIN_TAGS |= {"span", "pre", "img", "table", "tr", "th", "td", "ol", "ul", "li"}  # and no script, no student tag
+PLAIN_TAGS |= {"details", "summary", "input", "label", "strong"}  # folding and the filter, CSS alone
 
 
 class Tags(HTMLParser):
@@ -248,6 +260,7 @@ def test_the_page_renders_offline_in_chromium_with_its_figures(demo_run):
             page.route("**/*", only_requests_to("file://", outside))
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto((demo_run.out / "report" / "index.html").as_uri(), wait_until="load")
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # every section
             figures = page.evaluate(
                 "[...document.images].map(i => [i.getAttribute('src'), i.complete && i.naturalWidth,"
                 " i.getBoundingClientRect().width])"
@@ -275,7 +288,9 @@ def test_a_broken_autograded_notebook_is_skipped_with_a_note(demo_run, tmp_path)
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((out / "report" / "class.json").read_text(encoding="utf-8"))
-    assert [note for note in report["skipped"] if note.startswith(f"alice/{COPIED_IN}")], report["skipped"]
+    assert report["skipped"] == [{"submission": f"alice/{COPIED_IN}", "reason": "unreadable", "error": "NotJSONError"}]
+    page = (out / "report" / "index.html").read_text(encoding="utf-8")
+    assert f"alice/{COPIED_IN}: the graded notebook cannot be read (NotJSONError), left out" in page
     before, after = assignment(demo_run.report, "softplus"), assignment(report, "softplus")
     assert after["tests"] == before["tests"]
 
@@ -286,10 +301,17 @@ def test_without_a_chinese_font_the_page_says_so_once_and_nothing_warns(demo_run
     out = tmp_path / "graded"
     shutil.copytree(demo_run.out, out, symlinks=True)
     monkeypatch.setattr(classreport_page, "cjk_font", lambda: None)
+    monkeypatch.setenv("LANGUAGE", "zh_CN")  # figures with Chinese labels (in English they need no such font)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         page = classreport.write(out).read_text(encoding="utf-8")
     assert page.count("没有中文字体") == 1 and f".venv/bin/python -m grader report {out}" in page
+    monkeypatch.setenv("LANGUAGE", "en_US")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        english = classreport.write(out).read_text(encoding="utf-8")
+    assert "no Chinese font" not in english and "Class report" in english
+    monkeypatch.setenv("LANGUAGE", "zh_CN")
     monkeypatch.setattr(classreport_page, "cjk_font", lambda: "DejaVu Serif")  # any font found: no note
     assert "没有中文字体" not in classreport.write(out).read_text(encoding="utf-8")
 
@@ -305,3 +327,81 @@ def test_a_chinese_font_installed_after_matplotlib_listed_its_fonts_is_found(mon
     before_install = [f for f in font_manager.fontManager.ttflist if "CJK" not in f.name]
     monkeypatch.setattr(font_manager.fontManager, "ttflist", before_install)
     assert "CJK" in (classreport_page.cjk_font.__wrapped__() or "")
+
+
+def test_the_page_and_the_grading_run_speak_the_instructors_language(demo_run):
+    """#45 item 7: graded with LANG=en_US.UTF-8, reported again with zh_CN.UTF-8 (tests/demo_run.py)."""
+    english, chinese = demo_run.page_en, demo_run.page
+    assert '<html lang="en">' in english and '<html lang="zh">' in chinese
+    for en, zh in [("Class report", "全班报告"), ("Summary", "概览"), ("Need a person", "需要人工查看")]:
+        assert en in english and zh not in english, en
+        assert zh in chinese and f">{en}<" not in chinese, zh
+    assert "Pass rate of each test" in english and "各测试的通过率" in chinese
+    out = demo_run.done.stdout
+    assert re.search(r"^Grading \d+ submissions from .* on 2 local worker processes$", out, re.M), out[:500]
+    assert re.search(
+        r"^  0 unchanged since the last run \(results kept\), 1 unreadable \(0 with the reason\), ", out, re.M
+    )
+    assert "\nstudent " in out and "全班报告" not in out
+    assert "已写出" in demo_run.again.stdout, demo_run.again.stdout  # the report command, in Chinese
+
+
+def test_a_notebook_handed_in_beside_the_graded_one_is_reported(demo_run):
+    """#45 item 9: EXTRA_COPY answered in residuals-Copy1.ipynb and handed in the blank release as
+    residuals.ipynb: 0 points, the note on their feedback and in the table, and in the report."""
+    copy = f"{COPIED_IN}-Copy1.ipynb"
+    extra = assignment(demo_run.report, COPIED_IN)["extra_notebooks"]
+    assert [(e["student"], e["notebooks"], e["score"]) for e in extra] == [(EXTRA_COPY, [copy], 0)], extra
+    others = [a["extra_notebooks"] for a in demo_run.report["assignments"] if a["assignment"] != COPIED_IN]
+    assert others == [[]] * (len(course.ASSIGNMENTS) - 1)
+    needs = {p["student"]: p for p in assignment(demo_run.report, COPIED_IN)["needs_person"]}
+    assert needs[EXTRA_COPY]["why"] == ["zero_with_notes"], needs[EXTRA_COPY]
+    note = f"提交里另有 1 个 notebook 没有评分：{copy}"
+    assert note in score_table_line(demo_run.done.stdout, EXTRA_COPY)
+    page = demo_run.out / "feedback" / EXTRA_COPY / COPIED_IN / f"{COPIED_IN}.html"
+    assert note in page.read_text(encoding="utf-8")
+    section = demo_run.page.split("交了但没有评分的 notebook (1)")[1].split("</details>")[0]
+    assert EXTRA_COPY in section and copy in section, section[:800]
+
+
+def test_the_summary_comes_first_sections_fold_and_the_flag_filter_shows_the_flagged(demo_run):
+    """#45 items 10 and 14: in Chromium, the page opens on its summary with every assignment's
+    section folded (it was 19 000 pixels tall with everything open); a click opens one; the flag
+    column names each flagged student's flags, and the checkbox leaves exactly those rows."""
+    from playwright.sync_api import sync_playwright
+
+    flagged = {}
+    for (student, _), row in demo_run.long.items():
+        flags = set(row["flags"].split()) - {"unsandboxed"}
+        if flags:
+            flagged.setdefault(raw_id(student), set()).update(flags)
+    assert FLAGGED in flagged and flagged[FLAGGED] == {"tampering"}, flagged
+    rows = "[...document.querySelectorAll('#class-table tr.student')].filter(r => r.offsetParent !== null)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto((demo_run.out / "report" / "index.html").as_uri(), wait_until="load")
+            first = page.evaluate("document.querySelector('h1 ~ section h2, h1 ~ * h2').innerText")
+            folded = page.evaluate("document.documentElement.scrollHeight")
+            closed = page.evaluate("[...document.querySelectorAll('details.assignment')].filter(d => !d.open).length")
+            table = page.locator(f"#{COPIED_IN} table").first
+            hidden_before = not table.is_visible()
+            page.locator(f"#{COPIED_IN} > summary").click()
+            shown_after = table.is_visible()
+            everyone = page.evaluate(f"{rows}.map(r => r.cells[0].innerText)")
+            page.check("#only-flagged")
+            left = page.evaluate(f"{rows}.map(r => [r.cells[0].innerText, r.cells[1].innerText])")
+            page.uncheck("#only-flagged")
+            again = page.evaluate(f"{rows}.length")
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            unfolded = page.evaluate("document.documentElement.scrollHeight")
+        finally:
+            browser.close()
+    assert first == "概览", first
+    assert closed == len(course.ASSIGNMENTS) and hidden_before and shown_after
+    assert folded < 3500 and unfolded > 4 * folded, (folded, unfolded)
+    assert {name for name, _ in left} == set(flagged), left
+    for name, column in left:
+        assert {flag for flag in flagged[name] if f"⚠ {flag}" in column} == flagged[name], (name, column)
+    assert len(everyone) == again == len({raw_id(s) for s, _ in demo_run.long}) > len(left)

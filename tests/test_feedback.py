@@ -374,3 +374,43 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
     assert not outside, f"the page asked the network for {outside}"
     assert statement_math > 0, "the statement's math did not render"
     assert overflow <= 0, "long output lines do not wrap"
+
+
+@in_its_group
+def test_the_demo_class_answers_in_the_students_language(demo_run):
+    """#45 item 13: a catalogue answer opens with an English docstring for maintainers (the
+    requirement it breaks, the method it uses) and may carry `# hint:` lines; the demo's students
+    hand in the same code without them (proof/demo.py: in_students_language), so every comment and
+    docstring of an answer on their pages is Chinese, and the catalogue's sentence is on none."""
+    import ast
+    import io
+    import tokenize
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from proof import answers, demo
+
+    cjk = re.compile(r"[\u3400-\u9fff]")
+    checked = 0
+    for assignment in course.ASSIGNMENTS:
+        for student, entry in {"alice": None, **demo.picks(assignment)}.items():
+            page = (demo_run.out / "feedback" / student / assignment / f"{assignment}.html").read_text(encoding="utf-8")
+            text = html.unescape(re.sub(r"<[^>]+>", "", page))
+            if entry is not None:
+                assert entry.claim not in text, f"{student}/{assignment}: the catalogue's docstring is on the page"
+                assert answers.HINT not in text, f"{student}/{assignment}: a maintainer's hint is on the page"
+            notebook = course.notebook_path(demo_run.out / "course" / "autograded" / student, assignment)
+            answer = answers.answer_cell(nbformat.read(notebook, as_version=4)).source
+            python = TransformerManager().transform_cell(answer)
+            comments = [
+                t.string for t in tokenize.generate_tokens(io.StringIO(python).readline) if t.type == tokenize.COMMENT
+            ]
+            docstrings = [
+                ast.get_docstring(node, clean=False)
+                for node in ast.walk(ast.parse(python))
+                if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            ]
+            english = [t for t in comments + [d for d in docstrings if d] if not cjk.search(t)]
+            assert not english, f"{student}/{assignment} hands in English notes: {english}"
+            checked += 1
+    assert checked == len(course.ASSIGNMENTS) * 4

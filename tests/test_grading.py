@@ -84,7 +84,9 @@ def graded(tmp_path_factory):
     before = {name: checksums(folder) for name, folder in protected.items()}
     out = tmp_path_factory.mktemp("out")
     scratch = tmp_path_factory.mktemp("tmpdir")  # the run's TMPDIR: its workers' scratch courses go here
-    done = grade(submitted, out, env=os.environ | {"TMPDIR": str(scratch)})
+    # in English, on an 80-column terminal (what rich reads from COLUMNS)
+    env = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")}
+    done = grade(submitted, out, env=env | {"TMPDIR": str(scratch), "LANG": "en_US.UTF-8", "COLUMNS": "80"})
     return SimpleNamespace(
         submitted=submitted,
         out=out,
@@ -117,6 +119,30 @@ def test_a_progress_line_for_each_submission_graded(graded):
     progress = re.findall(rf"^  \[ *(\d+)/{sent}\] ([^/\s]+)/{ASSIGNMENT}: ", graded.done.stdout, re.MULTILINE)
     assert [int(n) for n, _ in progress] == list(range(1, sent + 1)), graded.done.stdout
     assert len({student for _, student in progress}) == sent > 0
+    # "unchanged or unreadable" was one number: a first run has nothing unchanged, and says how many
+    # could not be read (0 with the reason, no kernel); the re-run's test below has every one unchanged
+    unreadable = len(graded.rows) - sent
+    said = f"  0 unchanged since the last run (results kept), {unreadable} unreadable (0 with the reason), {sent} to"
+    assert said in graded.done.stdout and unreadable > 0, graded.done.stdout[:2000]
+
+
+def test_progress_lines_fit_an_80_column_terminal_and_end_between_words(graded):
+    """#45 item 10: a note cut at 70 characters was up to 140 columns of Chinese, broken anywhere
+    by the terminal. Each line now fits (rich's cell widths) and a long note ends with "…" where a
+    line may break; the table after it has the whole note."""
+    from rich.cells import cell_len
+
+    lines = [line for line in graded.done.stdout.splitlines() if re.match(r"^  \[ *\d+/\d+\] ", line)]
+    assert lines and all(cell_len(line) <= 80 for line in lines), [line for line in lines if cell_len(line) > 80]
+    cut = [line for line in lines if line.endswith("…")]
+    assert cut, "no note was long enough to be cut: the check proves nothing"
+    for line in cut:
+        student = re.match(r"^  \[ *\d+/\d+\] ([^/]+)/", line).group(1)
+        kept = line.split(f"/{ASSIGNMENT}: ", 1)[1][:-1]
+        whole = score_table_line(graded.done.stdout, student)
+        assert kept in whole, (line, whole)
+        after = whole.split(kept, 1)[1]
+        assert after[0] == " " or not (kept[-1].isascii() and kept[-1].isalnum() and after[0].isalnum()), line
 
 
 def test_csv_has_the_contract_header_and_a_row_per_submission(graded):
@@ -198,7 +224,7 @@ def test_make_demo_ends_with_what_to_do_next_and_no_maintainer_step(monkeypatch,
     assert str(tmp_path / "demo" / "report" / "index.html") in nexts[0], shown
     assert str(tmp_path / "demo" / "feedback" / "carol") in nexts[1], shown
     assert nexts[2].strip().startswith(f"make formgrader GRADES={tmp_path / 'demo'}"), shown
-    assert nexts[3].strip().startswith("make grade SUBMISSIONS="), shown
+    assert nexts[3].strip().startswith("make grade CLASS=NAME"), shown  # the class's documented home (README)
     dry_run = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert "grader release" not in dry_run and "proof demo" in dry_run, dry_run
 
@@ -256,6 +282,8 @@ def reruns(graded, tmp_path_factory):
 def test_a_rerun_on_the_same_input_reuses_every_result(graded, reruns):
     done = reruns.same.done
     assert done.returncode == 0 and ", 0 to autograde" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    reused = f"  {len(graded.rows)} unchanged since the last run (results kept), 0 unreadable (0 with the reason), "
+    assert reused in done.stdout, done.stdout[:2000]
     assert reruns.same.rows == graded.rows
     assert reruns.same.autograded == reruns.autograded_before, "a re-run executed a notebook again"
 

@@ -181,3 +181,38 @@ def test_a_notebook_in_order_is_untouched():
     before, cells = copy.deepcopy(nb), list(nb.cells)
     assert intake.restore_release_order(nb, RELEASE) == []
     assert nb == before and all(a is b for a, b in zip(nb.cells, cells, strict=True))
+
+
+def test_other_notebooks_beside_the_graded_one_are_named_not_ignored(tmp_path):
+    """#45 item 9: a copy (Jupyter's "Make a Copy" writes residuals-Copy1.ipynb) or a notebook in a
+    subfolder is not graded, and the student's notes say which, and which one was graded."""
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
+    sample_classes.write(tmp_path, "s", ASSIGNMENT, nb)
+    folder = tmp_path / "s" / ASSIGNMENT
+    nbformat.write(nb, folder / f"{ASSIGNMENT}-Copy1.ipynb")
+    (folder / "old").mkdir()
+    nbformat.write(nb, folder / "old" / f"{ASSIGNMENT}.ipynb")
+    (folder / ".ipynb_checkpoints").mkdir()
+    nbformat.write(nb, folder / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb")  # Jupyter's, hidden
+    extra = [f"old/{ASSIGNMENT}.ipynb", f"{ASSIGNMENT}-Copy1.ipynb"]
+    assert intake.extra_notebooks(folder, ASSIGNMENT) == extra
+    graded, notes, flags = intake.receive(folder, ASSIGNMENT, RELEASE)
+    expected = f"{ASSIGNMENT}.ipynb"
+    assert graded is not None and flags == []
+    assert notes == [messages.extra_notebooks(expected, expected, extra)], notes
+    assert f"提交里另有 2 个 notebook 没有评分：{extra[0]}、{extra[1]}" in notes[0]
+
+
+def test_a_lone_notebook_under_another_name_has_no_extra_and_two_without_the_right_one_are_listed(tmp_path):
+    nb = sample_classes.answered(ASSIGNMENT, GOOD)
+    folder = tmp_path / "s" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / f"{ASSIGNMENT}-Copy1.ipynb")
+    assert intake.extra_notebooks(folder, ASSIGNMENT) == []
+    graded, notes, _ = intake.receive(folder, ASSIGNMENT, RELEASE)
+    assert graded is not None and notes == [messages.renamed(f"{ASSIGNMENT}.ipynb", f"{ASSIGNMENT}-Copy1.ipynb")]
+    nbformat.write(nb, folder / f"{ASSIGNMENT}-Copy2.ipynb")
+    assert intake.extra_notebooks(folder, ASSIGNMENT) == []  # nothing is graded: the note names them all
+    graded, notes, _ = intake.receive(folder, ASSIGNMENT, RELEASE)
+    names = [f"{ASSIGNMENT}-Copy1.ipynb", f"{ASSIGNMENT}-Copy2.ipynb"]
+    assert graded is None and notes == [messages.notebook_missing(f"{ASSIGNMENT}.ipynb", names)]

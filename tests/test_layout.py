@@ -109,9 +109,9 @@ def test_no_import_cycle_between_grader_modules():
 # reads what it exported; the output shows the verdicts; the pipeline takes one submission through
 # all of them into the gradebook; the cluster runs many pipelines. `instructor` (nbgrader's own
 # tools, the student edition) needs none of them. Any subpackage may use the shared modules
-# (course, messages, nbtools); grade.py and __main__.py, the commands, may use everything.
+# (course, i18n, messages, nbtools); grade.py and __main__.py, the commands, may use everything.
 LAYERS = ("instructor", "kernels", "judging", "output", "pipeline", "cluster")
-SHARED = {"grader", "grader.course", "grader.messages", "grader.nbtools"}
+SHARED = {"grader", "grader.course", "grader.i18n", "grader.messages", "grader.nbtools"}
 
 
 def layering_violations(edges: dict[str, set[str]]) -> list[str]:

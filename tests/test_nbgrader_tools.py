@@ -56,7 +56,8 @@ def place(tmp_path_factory):
     inside = Path(tempfile.mkdtemp(prefix="test-nbgrader-tools-", dir=REPO / "build"))
     tmp = tmp_path_factory.mktemp("nbgrader-tools")
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")},
+        "LANG": "zh_CN.UTF-8",  # an instructor whose locale is Chinese: grading and Formgrader in Chinese
         "CH4_GRADES": str(inside / "out"),
         "CH4_EXCHANGE": str(tmp / "exchange"),
         "CH4_COLLECTED": str(tmp / "collected"),
@@ -94,7 +95,22 @@ def graded(place):
     sample_classes.write(submitted, "frank", ASSIGNMENT, sample_classes.answered(ASSIGNMENT, frank))
     done = grade(submitted, place.out, place.env)
     assert done.returncode == 0, f"grader grade failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    place.graded_stdout = done.stdout  # read by the locale's test; nothing changes it
     return scores(place.out)
+
+
+def test_grading_in_a_chinese_locale_prints_chinese_progress_and_table(place, graded):
+    """#45 item 7: the same command in zh_CN.UTF-8 (the English run is tests/test_grading.py's)."""
+    out = place.graded_stdout
+    assert out.startswith("评分："), out[:300]
+    # erin's file is not JSON (unreadable: no kernel); the others go to a kernel, frank's dies there
+    assert re.search(r"^  0 份与上次相同（沿用结果），1 份读不了（记 0 分并写明原因），3 份要自动评分$", out, re.M), out
+    assert re.search(r"^  \[1/3\] \w+/safe_norm: ", out, re.M) and "  全班报告：" in out
+    header = next(line for line in out.splitlines() if line.startswith("学生 "))
+    assert header.split() == ["学生", "作业", "得分", "标记", "说明"], header
+    assert "已写出" in out and "grades.csv" in out
+    for english in ("Grading ", "to autograde", "class report:", "Wrote "):
+        assert english not in out, english
 
 
 def test_grading_from_the_repository_root_ignores_nbgrader_config(graded):
@@ -191,7 +207,7 @@ def test_a_person_overrides_an_ungraded_submission_in_formgrader_and_grades_csv_
         with urllib.request.urlopen(put, timeout=60) as response:
             assert response.status == 200
         assert shown_scores(server)["frank"] == first["max_score"], "Formgrader does not show the typed score"
-        again = grade(place.tmp / "class", place.out, place.env)
+        again = grade(place.tmp / "class", place.out, place.env | {"LANG": "en_US.UTF-8"})  # read in English
         assert again.returncode == 0 and ", 0 to autograde" in again.stdout, again.stdout[-2000:]
         assert (place.out / "grades.csv").read_bytes() == csv_before, "the typed score reached grades.csv"
     finally:
@@ -425,4 +441,78 @@ def test_make_formgrader_refuses_a_folder_the_server_cannot_show(tmp_path):
     )
     assert done.returncode == 2, done.stdout + done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("make formgrader:")]
-    assert len(said) == 1 and str(tmp_path) in said[0] and "OUT=build/grades" in said[0], done.stderr
+    assert len(said) == 1 and str(tmp_path) in said[0] and "classes/NAME/graded" in said[0], done.stderr
+
+
+def test_formgrader_names_each_student_once_and_says_where_assignments_were_handed_out(server, graded):
+    """#45 item 11: a student with one name (the id) read "alice," and every assignment not in the
+    exchange "draft"; this course hands its exercises out in the student edition. The server's
+    locale is Chinese here, so what the course adds reads Chinese (grader/i18n.py)."""
+    from playwright.sync_api import sync_playwright
+
+    status = {a["name"]: a["status"] for a in call_json(server, "/formgrader/api/assignments")}
+    texts = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            for path, cells in [
+                (f"/formgrader/manage_submissions/{ASSIGNMENT}", "td.student-name"),
+                ("/formgrader/manage_students", "td.name"),
+                (f"/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}", "td.name .name-shown"),
+                ("/formgrader/manage_assignments", "tbody tr"),
+            ]:
+                page.goto(f"{server.url}{path}?token={server.token}")
+                page.wait_for_load_state("networkidle")
+                page.wait_for_selector(cells, state="attached")
+                texts[path] = page.eval_on_selector_all(  # a row: its cells' texts, spaced
+                    cells, "cells => cells.map(c => [...(c.cells || [c])].map(x => x.textContent.trim()).join(' '))"
+                )
+        finally:
+            browser.close()
+    students = {student for student, _ in graded}
+    for path in list(texts)[:3]:
+        shown = set(texts[path]) - {JOINS}
+        assert shown == students, f"{path} names {sorted(shown)}, the students are {sorted(students)}"
+    rows = {row.split()[0]: row for row in texts["/formgrader/manage_assignments"]}
+    assert set(rows) == set(course.ASSIGNMENTS), rows
+    for name, row in rows.items():
+        assert "draft" not in row, row
+        assert ("released" if status[name] == "released" else "学生版") in row, (name, status[name], row)
+
+
+def test_sigterm_to_make_formgrader_stops_the_server_and_its_kernels(place, graded):
+    """#45 item 12: make ran the server through an extra shell, so the SIGTERM make passes to its
+    child stopped the shell and left Jupyter running. Now nothing it started is left."""
+    import contextlib
+    import signal
+    import time
+
+    import psutil
+    from jupyter_servers import wait_until_answers
+
+    port, token = free_port(), os.urandom(8).hex()
+    env = place.env | {"LAB_PORT": str(port), "JUPYTER_TOKEN": token}
+    log, started = place.tmp / "make-formgrader.log", []
+    with open(log, "wb") as sink:
+        make = subprocess.Popen(
+            ["make", "formgrader", f"GRADES={place.out}"], cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_answers(make, f"{url}/api/status?token={token}", log, "make formgrader", 120)
+        status, body = request(url, token, "/api/kernels", "POST")  # a kernel, as opening a notebook starts one
+        assert status == 201, body[:300]
+        deadline = time.monotonic() + 60
+        while len(psutil.Process(make.pid).children(recursive=True)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        started = psutil.Process(make.pid).children(recursive=True)
+        assert len(started) >= 2, started  # the server and its kernel
+        make.send_signal(signal.SIGTERM)
+        make.wait(timeout=60)
+        gone, alive = psutil.wait_procs(started, timeout=30)
+        assert not alive, f"left running after SIGTERM to make: {[p.cmdline() for p in alive]}"
+    finally:
+        for process in [*started, make]:  # whatever this test started, stopped whatever happened
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                process.kill()

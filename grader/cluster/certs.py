@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from grader import REPO
+from grader.i18n import _
 
 FOLDER = REPO / "build" / "tls"  # every command's default: build/ is never committed
 ROLES = ("scheduler", "worker", "client")
@@ -43,7 +44,9 @@ def make(folder: Path, hosts: list[str] = ()) -> None:
 
     folder = Path(folder)
     if (folder / "ca.pem").exists():
-        raise FileExistsError(f"{folder} already holds certificates: remove the folder to make a new CA")
+        raise FileExistsError(
+            _("{folder} already holds certificates: remove the folder to make a new CA").format(folder=folder)
+        )
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     now = datetime.datetime.now(datetime.UTC)
@@ -92,7 +95,7 @@ def make(folder: Path, hosts: list[str] = ()) -> None:
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
             .sign(ca_key, hashes.SHA256())
         )
-        _, cert_path, key_path = paths(folder, role)
+        cert_path, key_path = paths(folder, role)[1:]
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from grader import REPO, messages, nbtools
 from grader.cluster import certs
+from grader.i18n import _
 from grader.pipeline import worker
 
 WAIT_FOR_WORKERS = 120  # seconds a remote cluster may take to show its first worker
@@ -45,7 +46,9 @@ class EngineError(Exception):
 def check_address(scheduler: str) -> None:
     if not scheduler.startswith("tls://"):
         raise EngineError(
-            f"the scheduler address must be tls://HOST:PORT (the grading cluster uses mutual TLS), not {scheduler}"
+            _(
+                "the scheduler address must be tls://HOST:PORT (the grading cluster uses mutual TLS), not {address}"
+            ).format(address=scheduler)
         )
 
 
@@ -54,10 +57,11 @@ def tls_files(folder: Path | None, role: str) -> tuple[str, str, str]:
     folder = Path(folder) if folder is not None else certs.FOLDER
     for path in certs.paths(folder, role):
         if not path.is_file():
-            raise EngineError(
-                f"no TLS certificate {path}: make the cluster's with python -m grader certs --out {folder}, "
+            missing = _(
+                "no TLS certificate {path}: make the cluster's with python -m grader certs --out {folder}, "
                 "then copy the folder to every machine"
             )
+            raise EngineError(missing.format(path=path, folder=folder))
     return tuple(str(p) for p in certs.paths(folder, role))
 
 
@@ -94,14 +98,14 @@ def connect(scheduler: str | None, jobs: int, tls: Path | None = None):
     try:
         client = Client(scheduler, security=security, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as err:
-        raise EngineError(f"cannot reach the Dask scheduler at {scheduler} ({type(err).__name__})") from None
+        unreachable = _("cannot reach the Dask scheduler at {address} ({error})")
+        raise EngineError(unreachable.format(address=scheduler, error=type(err).__name__)) from None
     try:
         client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
     except TimeoutError:
         client.close()
-        raise EngineError(
-            f"no worker joined {scheduler} in {WAIT_FOR_WORKERS} s: start one with python -m grader worker {scheduler}"
-        ) from None
+        alone = _("no worker joined {address} in {seconds} s: start one with python -m grader worker {address}")
+        raise EngineError(alone.format(address=scheduler, seconds=WAIT_FOR_WORKERS)) from None
     return client
 
 

@@ -55,6 +55,7 @@ import ch4protocol
 from ch4protocol import GRADING_ENV
 
 from grader import REPO
+from grader.i18n import _
 from grader.kernels import scratch
 
 NOBODY = 65534
@@ -302,7 +303,7 @@ def _probe() -> tuple[str | None, dict[str, str]]:
         "'net': [n for _, n in socket.if_nameindex()], 'repo': os.path.exists(sys.argv[1])}))"
     )
     box = Box()  # every limit that can be set here
-    for _ in range(2):
+    for _attempt in range(2):
         try:
             cmd = [*box.command({}), sys.executable, "-c", script, str(REPO / "solutions")]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -334,18 +335,30 @@ def limits() -> dict[str, str]:
 def describe() -> str:
     why = probe()
     if why is not None:
-        return f"WARNING: student kernels run WITHOUT a sandbox: {why}"
-    who = f"user nobody ({NOBODY})" if _as_root() else "a user namespace"
+        return _("WARNING: student kernels run WITHOUT a sandbox: {reason}").format(reason=why)
+    who = _("user nobody ({uid})").format(uid=NOBODY) if _as_root() else _("a user namespace")
     held = limits()
     caps = {
-        "pids": (f"{MAX_PIDS} processes", f"no per-kernel process cap ({MAX_PROCS} shared by all kernels)"),
-        "memory": (f"{MAX_MEMORY // MiB} MiB memory", "no memory cap"),
-        "tmpfs": (f"{FOLDER_SIZE // MiB} MiB private folder", "the kernel's private folder is on the host disk"),
+        "pids": (
+            _("{count} processes").format(count=MAX_PIDS),
+            _("no per-kernel process cap ({count} shared by all kernels)").format(count=MAX_PROCS),
+        ),
+        "memory": (_("{size} MiB memory").format(size=MAX_MEMORY // MiB), _("no memory cap")),
+        "tmpfs": (
+            _("{size} MiB private folder").format(size=FOLDER_SIZE // MiB),
+            _("the kernel's private folder is on the host disk"),
+        ),
     }
-    have = ", ".join(f"{text} ({held[limit]})" for limit, (text, _) in caps.items() if limit in held)
-    lack = ", ".join(text for limit, (_, text) in caps.items() if limit not in held)
-    line = f"sandbox: bubblewrap, {who}, no network, read-only system, {TMP_SIZE // MiB} MiB /tmp"
-    return line + (f"; per kernel: {have}" if have else "") + (f"; WARNING: {lack}" if lack else "")
+    have = ", ".join(f"{text} ({held[limit]})" for limit, (text, _lacking) in caps.items() if limit in held)
+    lack = ", ".join(text for limit, (_having, text) in caps.items() if limit not in held)
+    line = _("sandbox: bubblewrap, {who}, no network, read-only system, {size} MiB /tmp").format(
+        who=who, size=TMP_SIZE // MiB
+    )
+    return (
+        line
+        + (_("; per kernel: {caps}").format(caps=have) if have else "")
+        + (_("; WARNING: {missing}").format(missing=lack) if lack else "")
+    )
 
 
 def give_to_sandbox(folder: Path) -> None:

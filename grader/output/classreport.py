@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import course, messages
+from grader import course, i18n, messages
 from grader.judging import verdict
 from grader.output import classreport_page, report
 
@@ -64,6 +64,7 @@ class Submission:
     passed: dict[str, bool] = field(default_factory=dict)  # test -> passed, for grades no person awaits
     messages: dict[str, str] = field(default_factory=dict)  # test -> the grader's message, for failed ones
     answer: str = ""
+    extra_notebooks: list[str] = field(default_factory=list)  # handed in beside the graded one, not graded
 
 
 def write(out: Path) -> Path:
@@ -83,11 +84,12 @@ def write(out: Path) -> Path:
         if mine:
             assignments.append(summarise(name, mine))
             classreport_page.draw_figures(folder / "figures", assignments[-1])
-    summary = {"assignments": assignments, "skipped": skipped}
+    summary = {"assignments": assignments, "students": students(submissions), "skipped": skipped}
     (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
     classreport_page.write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
-    boxes = bool(assignments) and classreport_page.cjk_font() is None  # figures drawn without a Chinese font
+    # figures drawn with Chinese labels and no Chinese font: boxes (English labels need none)
+    boxes = bool(assignments) and i18n.language() == "zh" and classreport_page.cjk_font() is None
     redraw = f".venv/bin/python -m grader report {out.resolve()}" if boxes else ""
     page.write_text(classreport_page.render(summary, redraw), encoding="utf-8")
     return page
@@ -110,12 +112,15 @@ def recorded_submissions(out: Path) -> list[Submission]:
         if key in rows:  # grades.csv holds ids as a spreadsheet must see them
             found[(entry["student"], entry["assignment"])] = entry
     fields = ("student", "assignment", "score", "max_score", "graded", "flags", "notes")
-    return [Submission(**{name: found[key][name] for name in fields}) for key in sorted(found)]
+    return [
+        Submission(**{name: found[key][name] for name in fields}, extra_notebooks=found[key].get("extra_notebooks", []))
+        for key in sorted(found)
+    ]
 
 
 def _read_gradebook(root: Path, submissions: list[Submission], skipped: list[str]) -> None:
     if not ((root / "gradebook.db").exists() or (root / course.DB_URL_FILE).exists()):
-        skipped.append("没有找到成绩库（OUT/course/gradebook.db）：通过率无从统计")
+        skipped.append({"submission": "", "reason": "no_gradebook", "error": ""})
         return
     from nbgrader.api import SubmittedAssignment
 
@@ -150,7 +155,7 @@ def _read_autograded(root: Path, submission: Submission, skipped: list[str]) -> 
         submission.answer = "\n".join(answer)
     except Exception as err:  # noqa: BLE001 - one broken notebook never stops the report
         where = f"{submission.student}/{submission.assignment}"
-        skipped.append(f"{where}：评分后的 notebook 读不了（{type(err).__name__}），已跳过")
+        skipped.append({"submission": where, "reason": "unreadable", "error": type(err).__name__})
 
 
 def failure_message(cell, points: float) -> str | None:
@@ -214,6 +219,12 @@ def summarise(assignment: str, submissions: list[Submission]) -> dict:
         "tests": tests,
         "hardest": [{"test": t["test"], "pass_rate": t["pass_rate"]} for t in rated[:HARDEST]],
         "needs_person": [_needs_person(s) for s in submissions if _reasons(s)],
+        "flagged": sorted(s.student for s in submissions if _flags(s)),
+        "extra_notebooks": [
+            {"student": s.student, "notebooks": s.extra_notebooks, "score": s.score, "max_score": s.max_score}
+            for s in submissions
+            if s.extra_notebooks
+        ],
         "similar": similar_pairs({s.student: s.answer for s in submissions}, released_answer(assignment)),
     }
 
@@ -231,19 +242,54 @@ def common_messages(failures: list[tuple[str, str]]) -> list[dict]:
     return sorted(found, key=lambda group: -group["count"])
 
 
+def _flags(s: Submission) -> list[str]:
+    """The flags a person should look at ("unsandboxed" is about the machine, not the student)."""
+    return [f for f in s.flags if f != "unsandboxed"]
+
+
 def _reasons(s: Submission) -> list[str]:
-    """Why a person should look at a submission ("unsandboxed" is about the machine, not the student)."""
-    flags = [f for f in s.flags if f != "unsandboxed"]
-    reasons = [f"已标记（{' '.join(flags)}）"] if flags else []
+    """Why a person should look at a submission, as codes the page words in the reader's language:
+    "flagged" (see its flags), "ungraded" (nbgrader produced no score), "zero_with_notes"."""
+    reasons = ["flagged"] if _flags(s) else []
     if not s.graded:
-        reasons.append("未评分")
+        reasons.append("ungraded")
     elif s.score == 0 and s.notes:
-        reasons.append("0 分，有说明")
+        reasons.append("zero_with_notes")
     return reasons
 
 
 def _needs_person(s: Submission) -> dict:
-    return {"student": s.student, "score": s.score, "max_score": s.max_score, "why": _reasons(s), "notes": s.notes}
+    return {
+        "student": s.student,
+        "score": s.score,
+        "max_score": s.max_score,
+        "why": _reasons(s),
+        "flags": _flags(s),
+        "notes": s.notes,
+    }
+
+
+def students(submissions: list[Submission]) -> list[dict]:
+    """One row per student, for the page's table of the class: each assignment's score (None where
+    nothing was handed in), the total over the assignments of the run, and the flags a person
+    should look at, assignment by assignment."""
+    names = [a for a in course.ASSIGNMENTS if any(s.assignment == a for s in submissions)]
+    possible = sum(max(s.max_score for s in submissions if s.assignment == a) for a in names)
+    rows = []
+    for student in sorted({s.student for s in submissions}):
+        mine = {s.assignment: s for s in submissions if s.student == student}
+        rows.append(
+            {
+                "student": student,
+                "scores": [mine[a].score if a in mine else None for a in names],
+                "total": sum(s.score for s in mine.values()),
+                "possible": possible,
+                "flags": {a: _flags(s) for a, s in mine.items() if _flags(s)},
+                "needs_person": sorted(a for a, s in mine.items() if _reasons(s)),
+                "extra_notebooks": sorted(a for a, s in mine.items() if s.extra_notebooks),
+            }
+        )
+    return rows
 
 
 def similar_pairs(answers: dict[str, str], released: str) -> list[dict]:

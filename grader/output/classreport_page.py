@@ -19,6 +19,8 @@ from pathlib import Path
 
 import jinja2
 
+from grader import i18n
+from grader.i18n import _
 from grader.output import report
 
 TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
@@ -45,10 +47,16 @@ def render(summary: dict, redraw: str = "") -> str:
     """The page; `redraw`, when set, is the command that draws the figures again once a Chinese
     font is installed (the page then says the figures show boxes)."""
     loader = jinja2.FileSystemLoader(TEMPLATES)
-    env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.i18n"]
+    )
+    env.install_gettext_translations(i18n.translation(), newstyle=True)  # the instructor's language
     env.filters["shown"] = shown
     env.filters["percent"] = lambda rate: "—" if rate is None else f"{rate:.0%}"
-    return env.get_template("index.html.j2").render(summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN, redraw=redraw)
+    env.filters["points"] = lambda value: "—" if value is None else f"{value:g}"
+    return env.get_template("index.html.j2").render(
+        summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN, redraw=redraw, lang=i18n.language()
+    )
 
 
 def use_agg() -> None:
@@ -95,7 +103,10 @@ def draw_figures(folder: Path, a: dict) -> None:
         top = a["max_score"]
         bins = [x - 0.5 for x in range(int(top) + 2)] if top <= 30 else 10  # scores are whole points, mostly
         ax.hist(a["scores"], bins=bins, range=(0, top), color="#4a7ab8")
-        ax.set(xlabel="得分", ylabel="提交数", title=f"{a['assignment']}：得分分布（{a['submissions']} 份）")
+        title = _("{assignment}: scores ({count} submissions)").format(
+            assignment=a["assignment"], count=a["submissions"]
+        )
+        ax.set(xlabel=_("score"), ylabel=_("submissions"), title=title)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         fig.tight_layout()
@@ -106,8 +117,9 @@ def draw_figures(folder: Path, a: dict) -> None:
             return  # nothing graded yet: the page says so
         fig = Figure(figsize=(6, 0.9 + 0.32 * max(1, len(tests))))
         ax = fig.subplots()
-        labels = [t["test"] + ("（隐藏）" if t["hidden"] else "") for t in tests]
+        labels = [t["test"] + (_(" (hidden)") if t["hidden"] else "") for t in tests]
         ax.barh(labels, [100 * t["pass_rate"] for t in tests], color="#5a9e6f")
-        ax.set(xlim=(0, 100), xlabel="通过率 (%)", title=f"{a['assignment']}：各测试的通过率")
+        title = _("{assignment}: pass rate of each test").format(assignment=a["assignment"])
+        ax.set(xlim=(0, 100), xlabel=_("pass rate (%)"), title=title)
         fig.tight_layout()
         fig.savefig(folder / f"{a['assignment']}-tests.svg", metadata={"Date": None})

@@ -18,6 +18,7 @@ import jinja2
 import nbformat
 
 from grader import course, messages
+from grader.i18n import _
 from grader.output import feedback
 
 # OUT/course/<WORKER_FEEDBACK>/<student>/<assignment>/: the page each worker made, before the
@@ -182,9 +183,51 @@ def write_review_notebook(root: Path, outcome) -> None:
     nbformat.write(nb, path)
 
 
+# Where a line may break: at spaces, and around each CJK character or punctuation mark (Chinese
+# has no spaces between words); never inside a run of other characters (a word, a file name).
+CJK = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+LINE_PIECES = re.compile(rf"\s+|[{CJK}]|[^\s{CJK}]+")
+
+
+def progress_line(prefix: str, status: str, width: int | None = None) -> str:
+    """`prefix` then `status` on one line of the terminal: rich's width (the terminal's, COLUMNS,
+    or 80 when the output is not a terminal) and rich's cell lengths (a CJK character takes two
+    columns). A status too long for it is cut where a line may break (LINE_PIECES) and ends with
+    "…"; the whole note is in the table at the end."""
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    width = width or Console().width
+    room = max(width - cell_len(prefix), 10)
+    if cell_len(status) <= room:
+        return prefix + status
+    kept = ""
+    for piece in LINE_PIECES.findall(status):
+        if cell_len(kept + piece) > room - 1:  # one column for the ellipsis
+            break
+        kept += piece
+    return prefix + kept.rstrip() + "…"
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """`text` padded to `width` terminal columns (a CJK character takes two)."""
+    from rich.cells import cell_len
+
+    gap = " " * max(width - cell_len(text), 0)
+    return gap + text if right else text + gap
+
+
 def print_table(outcomes: list, echo=print) -> None:
+    """One line per submission, notes whole (they are the student's, in Chinese); the headers
+    in the instructor's language."""
     width = max([len(o.student) for o in outcomes] + [7])
-    echo(f"\n{'student':<{width}}  {'assignment':<16} {'score':>11}  {'flags':<11} notes")
+    head = [
+        _pad(_("student"), width),
+        _pad(_("assignment"), 16),
+        _pad(_("score"), 11, right=True),
+        _pad(_("flags"), 11),
+    ]
+    echo(f"\n{head[0]}  {head[1]} {head[2]}  {head[3]} {_('notes')}")
     for o in outcomes:
         note = escaped("; ".join(o.notes)) if o.notes else ""  # student text (an exception message)
         flags = " ".join(o.flags)
@@ -196,7 +239,7 @@ def print_totals(outcomes: list, width: int, echo=print) -> None:
     """#33: each student's total over the assignments of this run, and how many were graded."""
     possible = sum({o.assignment: o.max_score for o in outcomes}.values())
     count = len({o.assignment for o in outcomes})
-    echo(f"\n{'student':<{width}}  {'total':>13}  graded")
+    echo(f"\n{_pad(_('student'), width)}  {_pad(_('total'), 13, right=True)}  {_('graded')}")
     for student in sorted({o.student for o in outcomes}):
         mine = [o for o in outcomes if o.student == student]
         total, graded = sum(o.score for o in mine), sum(o.graded for o in mine)

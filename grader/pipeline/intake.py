@@ -190,6 +190,9 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
         notes.append(messages.renamed(expected, path.name))
     if path.is_symlink() or not path.is_file():
         return None, notes + [messages.file_is_link(path.name)]
+    extra = extra_notebooks(folder, assignment)
+    if extra:
+        notes.append(messages.extra_notebooks(path.name, expected, extra))
     raw = path.read_bytes()
     if not raw.strip():
         return None, notes + [messages.empty_file(path.name)]
@@ -211,6 +214,23 @@ def read_submission(folder: Path, assignment: str, release) -> tuple[object | No
     restore_locked_cells(nb, release)
     notes += restore_release_order(nb, release)
     return nb, notes
+
+
+def extra_notebooks(folder: Path, assignment: str) -> list[str]:
+    """The notebooks of a submission folder that are not graded (e.g. softplus-Copy1.ipynb beside
+    softplus.ipynb, or one in a subfolder), as paths relative to it; hidden ones (.ipynb_checkpoints)
+    left out. Empty when no notebook is graded: the note that says so already names them all."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    found = sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*.ipynb")
+        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    top = [name for name in found if "/" not in name]
+    expected = f"{assignment}.ipynb"
+    graded = expected if expected in top else (top[0] if len(top) == 1 else None)
+    return [name for name in found if name != graded] if graded else []
 
 
 def folder_digest(folder: Path) -> str:

@@ -15,12 +15,22 @@ from grader import course
 from grader.judging import verdict
 from grader.kernels import sandbox
 
-# The code that decides a grade: the grader's modules at the top (course, grade, messages, nbtools) and
+# The code that decides a grade: the grader's modules at the top (course, grade, i18n, messages, nbtools) and
 # the subpackages along the data flow up to the feedback page. A change to any of it, to the kit
 # or to an assignment's source invalidates earlier grades (and a worker that differs must not
 # grade). The cluster (transport) and the instructor's tools are not in it.
 GRADER = Path(__file__).resolve().parent.parent
-GRADING_CODE = ("course.py", "grade.py", "messages.py", "nbtools.py", "pipeline", "kernels", "judging", "output")
+GRADING_CODE = (
+    "course.py",
+    "grade.py",
+    "i18n.py",
+    "messages.py",
+    "nbtools.py",
+    "pipeline",
+    "kernels",
+    "judging",
+    "output",
+)
 
 
 def grading_files() -> list[Path]:

@@ -29,6 +29,7 @@ class Outcome:
     graded: bool = False  # False: nbgrader produced no score (the notes say why)
     flags: list[str] = field(default_factory=list)  # "tampering", "rules", "unsandboxed": for the instructor
     timestamp: str = ""  # when it was handed in: nbgrader's timestamp.txt, if the exchange wrote one
+    extra_notebooks: list[str] = field(default_factory=list)  # handed in beside the graded one, not graded
 
 
 FLAGS = {"tampering", "rules", "unsandboxed"}

@@ -4,15 +4,12 @@
 {%- block head -%}
 {{ super() }}
 <style>td.assign, td.generate-feedback, .ch4-replaced { display: none; }</style>
+{% include "ch4_formgrader.js.tpl" %}
 {%- endblock -%}
 
 {%- block messages -%}
 <div class="alert alert-info" id="ch4-workflow">
-  本课程的作业由 <code>make release</code> 从 <code>solutions/</code> 生成，评分和反馈由
-  <code>make grade SUBMISSIONS=… OUT=…</code> 一次完成（在评分沙箱里运行，不在这个服务器里），
-  所以这里没有 Generate、Autograde 和 Generate Feedback 按钮。
-  在这里可以：点提交数查看每个学生的成绩，在 Manual Grading 里复核、改分，用 Release 和
-  Release Feedback 通过交换目录发放作业和反馈。说明见 <code>docs/nbgrader-tools.md</code>。
+  {{ _("This course's assignments are made from solutions/ by make release and handed out in the student edition (make student); grading and feedback are one command, make grade, which runs the students' code in the grading sandbox, not in this server. So there are no Generate, Autograde or Generate Feedback buttons here. Here you can: click the number of submissions to see each student's grades, review and change them in Manual Grading, and hand out assignments and feedback through the exchange with Release and Release Feedback. See docs/nbgrader-tools.md.") }}
 </div>
 {%- endblock -%}
 

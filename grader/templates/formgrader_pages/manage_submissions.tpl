@@ -4,13 +4,12 @@
 {%- block head -%}
 {{ super() }}
 <style>td.autograde, td.generate-feedback, .ch4-replaced { display: none; }</style>
+{% include "ch4_formgrader.js.tpl" %}
 {%- endblock -%}
 
 {%- block messages -%}
 <div class="alert alert-info" id="ch4-workflow">
-  这些提交已经由 <code>make grade</code> 评过分、写好反馈；重新评分请再运行一次
-  <code>make grade</code>（它在评分沙箱里运行学生的代码，不在这个服务器里）。
-  点学生的名字可以复核、改分；Release Feedback 通过交换目录把反馈发给学生。
+  {{ _("These submissions were graded, and their feedback written, by make grade; to grade again, run make grade again (it runs the students' code in the grading sandbox, not in this server). Click a student's name to review and change the grades; Release Feedback sends the feedback to the students through the exchange.") }}
 </div>
 {%- endblock -%}
 
