@@ -136,7 +136,8 @@ def test_a_killed_grading_command_resumes_where_it_stopped(runs):
     assert len(stored) < total, "the run finished before it was killed"
     done = runs["resumed"]
     left = total - len(stored)
-    assert f"  {len(stored)} unchanged or unreadable, {left} to autograde" in done.stdout, done.stdout[-2000:]
+    reused = f"  {len(stored)} unchanged since the last run (results kept), 0 unreadable (0 with the reason), "
+    assert reused + f"{left} to autograde" in done.stdout, done.stdout[-2000:]
 
 
 def test_cluster_run_completes_despite_a_killed_worker(runs):
