@@ -362,7 +362,10 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
 
 # What a hidden test's message may hold besides the course's own text (kit/ch4judge.Hidden): how
 # far (a power of ten), how many values, and an export error the student's own kernel reported.
-ALLOWED_IN_HIDDEN = re.compile(r"（最大相对误差约 1e-?\d+）|（\d+ 个值）|出错（\w*(?:Error|Exception)\b.*?）")
+ALLOWED_IN_HIDDEN = re.compile(
+    r"（最大相对误差约 1e-?\d+）|（\d+ 个值）|导出 .*? 时出错（.*?）|出错（\w*(?:Error|Exception)\b.*?）"
+    r"|[A-Za-z_][A-Za-z0-9_]*"  # names: a program's (atan2, sin2_save), never a computed number
+)
 
 
 def unexplained_numbers(message: str, body: str) -> list[str]:

@@ -2,7 +2,7 @@
 # hint: test_custom_vjp: x = 0.0、余切 g = 1 时反向规则返回的值不对
 # hint: test_visible_values: 梯度应为 σ(x)（x = [0.] 处不符）
 # hint: test_visible_jit_vmap: jit+vmap 下的梯度不对
-# hint: test_hidden_gradient: 梯度在 1 个点上偏离 σ(x)（例如 x = [0.]）
+# hint: test_hidden_gradient: 整个区间上的梯度不对
 
 
 def _stable(x):
