@@ -245,6 +245,35 @@ def test_nothing_printed_in_or_after_a_hidden_test_reaches_the_page_the_locked_s
     assert set(shown.values()) == {"LEAKED\n"}, "a cell before the hidden tests lost its output"
 
 
+# Font sizes in CSS pixels where a student reads a page: the statement and notes, the code, its outputs.
+FONT_SIZES = """() => Object.fromEntries([
+  ['prose', 'div.text_cell_render p'], ['code', 'div.input_area pre'], ['output', 'div.output_area pre'],
+].map(([what, selector]) => [what, [...document.querySelectorAll(selector)]
+  .map(e => parseFloat(getComputedStyle(e).fontSize))]))"""
+MIN_PX = {"prose": 16, "code": 15, "output": 15}
+
+
+def test_a_page_reads_at_a_laptops_size(tmp_path):
+    """nbgrader's page sets 14 px text and 13 px code; on a laptop's screen (1366 x 768) the
+    student reads prose at 16 px or more, code and outputs at 15 px or more."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    path = tmp_path / "page.html"
+    path.write_text(_page(hostile_notebook()), encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.route("**/*", only_requests_to("file://", []))
+            page.goto(path.as_uri())
+            sizes = page.evaluate(FONT_SIZES)
+        finally:
+            browser.close()
+    for what, least in MIN_PX.items():
+        assert sizes[what] and min(sizes[what]) >= least, f"{what}: {sorted(set(sizes[what]))} px, want >= {least}"
+
+
 def test_a_second_page_compiles_no_template_and_is_the_same(monkeypatch):
     """nbgrader makes a new exporter for every submission; Jinja's compiled templates outlive it."""
     nb = hostile_notebook()

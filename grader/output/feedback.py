@@ -176,8 +176,17 @@ class CompiledTemplates(jinja2.BytecodeCache):
         self.compiled[bucket.key] = bucket.bytecode_to_string()
 
 
+READABLE_CSS = TEMPLATES / "ch4_feedback" / "readable.css"
+
+
 class FeedbackExporter(HTMLExporter):
-    """nbgrader's feedback page with all rendered markdown sanitised and MathJax served locally."""
+    """nbgrader's feedback page with all rendered markdown sanitised, MathJax served locally, and
+    text sized for a laptop's screen (READABLE_CSS, in the page's head)."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        page, resources = super().from_notebook_node(nb, resources, **kw)
+        style = f"<style>\n{READABLE_CSS.read_text(encoding='utf-8')}</style>\n"
+        return page.replace("</head>", style + "</head>", 1), resources
 
     @pass_context
     def markdown2html(self, context, source):
