@@ -56,6 +56,27 @@ def test_edition_holds_exactly_the_student_files(built):
     assert in_archive == expected, "the archive and the folder differ"
 
 
+def test_the_readme_counts_what_the_edition_holds(built):
+    """The student README's numbers are counted when the edition is built, so they are those of
+    its own notebooks and exercises (counted here from the edition's files)."""
+    out, _ = built
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "{{" not in readme and "}}" not in readme, "a field of edition/README.md was not filled in"
+    names = [p.stem for p in (out / "notebooks").glob("*.ipynb")]
+    main = sorted((n.split("_")[0] for n in names if n.startswith("4.")), key=lambda v: (int(v[2:].rstrip("abc")), v))
+    appendices = sum(n.startswith("A_") for n in names)
+    exercises = len(list((out / "exercises").glob("*/*.ipynb")))
+    assert {"00_intro", "99_closing"} <= set(names) and len(main) + appendices + 2 == len(names), names
+    for said in (
+        f"{len(main)} 篇主线 notebook（{main[0]} … {main[-1]}）、结语 `99_closing`、{appendices} 篇选读附录",
+        f"{exercises} 道计分练习",
+        f"the opening `00_intro`, {len(main)} main-line notebooks ({main[0]} … {main[-1]})",
+        f"{appendices} optional appendices (`A_…`), {exercises} graded exercises",
+        f"不写 EX 就检查全部 {exercises} 道",
+    ):
+        assert said in readme, f"the README does not say: {said}"
+
+
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_edition_leaks_no_solution_hidden_test_or_catalogued_answer(built, assignment):
     out, _ = built

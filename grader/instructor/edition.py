@@ -34,6 +34,11 @@ CONTENTS = [
 ]
 
 RENAMED = {"requirements-student.txt": "requirements.txt"}  # what the edition's tools/setup.sh installs
+# The edition's README says how many notebooks of each kind it holds: `{{main}}`, `{{first}}`,
+# `{{last}}`, `{{appendices}}` and `{{exercises}}` in edition/README.md are counted at build time.
+README = "edition/README.md"
+FIELD = re.compile(r"\{\{(\w+)\}\}")
+MAIN_LINE = re.compile(r"4\.(\d+)([a-z]?)_")  # 4.1_modes_linearize … 4.10c_adjoint_stability
 
 SECRET_BLOCK = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
 # A single line this long is specific enough to be a leak on its own; shorter lines are often
@@ -53,7 +58,23 @@ def build(out: Path) -> Path:
             inner = Path(RENAMED.get(str(inner), inner))
             (out / inner).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, out / inner)
+    readme, fields = (REPO / README).read_text(encoding="utf-8"), contents()
+    (out / "README.md").write_text(FIELD.sub(lambda m: fields[m.group(1)], readme), encoding="utf-8")
     return Path(shutil.make_archive(str(out), "zip", root_dir=out.parent, base_dir=out.name))
+
+
+def contents(root: Path = REPO) -> dict[str, str]:
+    """What the README says the edition holds, counted from notebooks/ and solutions/: the main
+    line (how many, the first and the last in reading order), the appendices, the exercises."""
+    names = [p.stem for p in (root / "notebooks").glob("*.ipynb")]
+    main = sorted((m for name in names if (m := MAIN_LINE.match(name))), key=lambda m: (int(m[1]), m[2]))
+    return {
+        "main": str(len(main)),
+        "first": f"4.{main[0][1]}{main[0][2]}",
+        "last": f"4.{main[-1][1]}{main[-1][2]}",
+        "appendices": str(sum(name.startswith("A_") for name in names)),
+        "exercises": str(len(course.ASSIGNMENTS)),
+    }
 
 
 def _code_lines(text: str) -> list[str]:
