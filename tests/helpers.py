@@ -364,17 +364,18 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
 # far (a power of ten), how many values, and an export error the student's own kernel reported.
 ALLOWED_IN_HIDDEN = re.compile(
     r"（最大相对误差约 1e-?\d+）|（\d+ 个值）|导出 .*? 时出错（.*?）|出错（\w*(?:Error|Exception)\b.*?）"
-    r"|[A-Za-z_][A-Za-z0-9_]*"  # names: a program's (atan2, sin2_save), never a computed number
 )
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a program's or an operation's name (atan2, sin2_save)
 
 
 def unexplained_numbers(message: str, body: str) -> list[str]:
-    """The digits left in a hidden test's message once the course's own text is taken out: the
-    test body's and the kit's string pieces, its title and what ALLOWED_IN_HIDDEN allows. Any left
-    is a number the judge computed, perhaps from a hidden input."""
+    """The digits left in a hidden test's message once the course's own text is taken out: what
+    ALLOWED_IN_HIDDEN allows, the test body's and the kit's string pieces, its title, then names.
+    Any left is a number the judge computed, perhaps from a hidden input."""
     hidden = ch4judge.Hidden(body)
     rest = ALLOWED_IN_HIDDEN.sub("", message)
     for text in [hidden.title, *hidden.pieces]:  # the longest first
         if text:
             rest = rest.replace(text, "")
+    rest = NAME.sub("", rest)
     return re.findall(r"\d+", rest)
