@@ -42,8 +42,9 @@ lab: ready  ## JupyterLab on the course (LAB_PORT=8888 LAB_IP=127.0.0.1; works a
 check: ready  ## run an exercise's visible tests from a terminal: make check [EX=softplus]
 	$(PY) -m ch4validate $(if $(EX),exercises/$(EX)/$(EX).ipynb,exercises/*/*.ipynb)
 
-student: release  ## build the student edition: build/student/ and build/student.zip (no answers)
-	$(PY) -m grader edition --out build/student
+# The edition command regenerates exercises/ itself (quietly) and ends by saying what to hand out.
+student: ready  ## build the student edition to hand out: build/student.zip (and build/student/; no answers)
+	@$(PY) -m grader edition --out build/student
 
 # The website renders the notebooks `make test` executed (build/executed/); a missing or stale
 # one is executed here. Warnings and broken links fail the build (docs/book.md).

@@ -13,7 +13,7 @@ from pathlib import Path
 # Light: paths and settings, no nbformat, no JAX, no Dask.
 from grader import course
 from grader.cluster import certs
-from grader.i18n import N_, _, use_for_argparse
+from grader.i18n import N_, _, ngettext, use_for_argparse
 
 DESCRIPTION = N_(
     "The course's grader: python -m grader {run,tidy,release,edition,grade,report,certs,scheduler,worker} ... "
@@ -54,11 +54,37 @@ def cmd_release(args) -> int:
 
 
 def cmd_edition(args) -> int:
+    """`make student`: the release regenerated from solutions/ (quietly: the edition must hold it),
+    then the edition; it ends by saying which file to hand out and what students do with it."""
     from grader.instructor import edition
+    from grader.pipeline import release
 
+    if args.release:
+        before = {p: p.read_bytes() for p in course.EXERCISES.glob("*/*.ipynb")}
+        release.generate_release()
+        changed = sorted(p for p in course.EXERCISES.glob("*/*.ipynb") if before.get(p) != p.read_bytes())
+        if changed:  # only after an edit of solutions/: the maintainer's business, said once
+            said = ngettext(
+                "exercises/ regenerated from solutions/ ({count} notebook changed): commit it with solutions/.",
+                "exercises/ regenerated from solutions/ ({count} notebooks changed): commit it with solutions/.",
+                len(changed),
+            )
+            print(said.format(count=len(changed)))
     archive = edition.build(Path(args.out))
-    print(f"Student edition written to {args.out}/ and {archive}: chapter notebooks, released exercises,")
-    print("the kit and the environment files; no solutions, hidden tests or grader. Hand out either one.")
+    megabytes = archive.stat().st_size / 1e6
+    if archive.is_relative_to(Path.cwd()):
+        archive = archive.relative_to(Path.cwd())  # as the instructor named it: build/student.zip
+    print(
+        _("The student edition is ready. Hand out this one file: {archive} ({size:.1f} MB).").format(
+            archive=archive, size=megabytes
+        )
+    )
+    print(_("Students unzip it, run `make lab` in the folder it makes and read its README.md (Chinese and English)."))
+    print(
+        _("The same files, unpacked: {folder}/. Neither holds a solution, hidden test or grader code.").format(
+            folder=args.out
+        )
+    )
     return 0
 
 
@@ -170,6 +196,12 @@ def main(argv=None) -> int:
 
     student = sub.add_parser("edition", help=_("build the student edition (a folder and a .zip, no answers)"))
     student.add_argument("--out", default="build/student", help=_("the folder; the archive is written beside it"))
+    student.add_argument(
+        "--no-release",
+        dest="release",
+        action="store_false",
+        help=_("use exercises/ as it is (no nbgrader release first)"),
+    )
     student.set_defaults(func=cmd_edition)
 
     grading = sub.add_parser("grade", help=_("grade SUBMITTED_DIR/<student>/<assignment>/*.ipynb into OUT_DIR"))

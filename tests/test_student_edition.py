@@ -56,6 +56,38 @@ def test_edition_holds_exactly_the_student_files(built):
     assert in_archive == expected, "the archive and the folder differ"
 
 
+def test_make_student_ends_by_saying_what_to_hand_out(tmp_path, monkeypatch, capsys):
+    """`make student` (the release, then the edition) ends with the archive to hand out, its size
+    and what students do with it, in the instructor's language; not with a maintainer's `git diff`."""
+    from grader import __main__ as cli
+    from grader.pipeline import release
+
+    dry_run = subprocess.run(["make", "-n", "student"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    commands = [line for line in dry_run.splitlines() if "-m grader" in line]
+    assert len(commands) == 1 and "-m grader edition --out build/student" in commands[0], dry_run
+    released = []
+    monkeypatch.setattr(release, "generate_release", lambda: released.append(True))  # the repo's exercises/ stay
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):  # LANG alone says the language, here and below
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    out = tmp_path / "student"
+    assert cli.main(["edition", "--out", str(out)]) == 0 and released == [True], "no release before the edition"
+    said = capsys.readouterr().out
+    size = out.with_suffix(".zip").stat().st_size / 1e6
+    assert said.splitlines() == [
+        f"The student edition is ready. Hand out this one file: {out}.zip ({size:.1f} MB).",
+        "Students unzip it, run `make lab` in the folder it makes and read its README.md (Chinese and English).",
+        f"The same files, unpacked: {out}/. Neither holds a solution, hidden test or grader code.",
+    ], said
+    chinese = subprocess.run(
+        [sys.executable, "-m", "grader", "edition", "--no-release", "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, env={**os.environ, "LANG": "zh_CN.UTF-8"},
+    )  # fmt: skip
+    assert chinese.returncode == 0, chinese.stderr
+    assert chinese.stdout.startswith(f"学生版已生成。发给学生的就是这一个文件：{out}.zip（"), chinese.stdout
+    assert "make lab" in chinese.stdout and "git diff" not in said + chinese.stdout
+
+
 def test_the_readme_counts_what_the_edition_holds(built):
     """The student README's numbers are counted when the edition is built, so they are those of
     its own notebooks and exercises (counted here from the edition's files)."""
