@@ -44,8 +44,8 @@ OPTIONAL_NOTE = """```{note}
 
 RUN_IT_YOURSELF = """```{tip}
 **自己动手运行。** 网页上的输出和图都来自课程测试时的真实运行，但网页只能读。要修改、运行代码并完成计分练习，
-请使用学生版：在课程仓库里执行 `make student`，得到 `build/student/`（以及要分发的 `build/student.zip`）；
-在学生版里执行 `make setup`，再执行 `make lab`，打开同名的 notebook。
+请用老师发给你的学生版（`student.zip`）：解压后在那个文件夹里运行 `make lab`（第一次会先安装环境），
+在 JupyterLab 里打开同名的 notebook。怎样安装见学生版里的 `README.md`。
 ```"""
 
 
@@ -170,8 +170,8 @@ def exercises_page(project: Project) -> str:
 {listing}
 
 ```{{tip}}
-**作答。** 在学生版里打开 `exercises/<练习名>/<练习名>.ipynb`，在 ✍️ 作答区写代码；
-执行 `make check EX=<练习名>` 运行可见测试。学生版由课程仓库的 `make student` 生成（`build/student/`）。
+**作答。** 在老师发给你的学生版里打开 `exercises/<练习名>/<练习名>.ipynb`，在 ✍️ 作答区写代码，
+从头运行全部单元格：最后一个单元格汇总哪些可见测试通过了。也可以在终端里执行 `make check EX=<练习名>`。
 ```
 
 ```{{toctree}}

@@ -11,7 +11,7 @@ project = "第4章 进阶自动微分"
 author = "课程组"
 copyright = "课程组"
 language = "zh_CN"
-extensions = ["myst_nb"]
+extensions = ["myst_nb", "book.snippets"]  # book/snippets.py: search results with snippets from file://
 
 # Notebooks arrive executed (build/executed/, checked against the hash of their source by
 # `python -m book`, which re-executes a stale or missing one). Sphinx must never run a kernel.
@@ -33,7 +33,9 @@ html_search_language = "zh"
 
 # Math offline: MathJax 2 from the jupyter-server-mathjax package (the feedback pages use the
 # same copy), put into _static/mathjax by `python -m book`. No CDN: the machines have no internet.
-html_static_path = [os.environ.get("CH4_BOOK_STATIC", "_static")]
+# book/static/ (relative to this folder): the site's own styles and the search page's snippet script.
+html_static_path = [os.environ.get("CH4_BOOK_STATIC", "_static"), "static"]
+html_css_files = ["ch4-book.css"]
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 # That package ships the HTML-CSS output with the STIX-Web fonts only (as grader/templates'
 # feedback pages set too); MyST's own settings are for MathJax 3, so it leaves them out.
@@ -52,8 +54,8 @@ html_theme_options = {
     "use_download_button": False,
     "use_fullscreen_button": False,
     "show_toc_level": 2,
-    # Shown on every page: this site is read-only; the student edition is where to run the code.
-    "announcement": "想自己运行代码、完成练习？请使用学生版："
-    "<code>make student</code> 生成 <code>build/student/</code>，"
-    "在其中 <code>make setup</code>，再 <code>make lab</code>。",
+    # Shown on every page, to the student who reads it: this site is read-only; the student edition
+    # (the instructor hands it out) is where to run the code. Its colours: book/static/ch4-book.css.
+    "announcement": "这个网站只能阅读。要运行代码、完成计分练习，请打开老师发给你的学生版"
+    "（<code>student.zip</code> 解压后的文件夹），在其中运行 <code>make lab</code>。",
 }

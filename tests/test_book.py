@@ -74,7 +74,13 @@ def test_pages_show_the_outputs_markers_reading_times_and_the_student_edition(si
     text = "".join(page(site_dir, f"notebooks/{p.stem}.html") for p in (REPO / "notebooks").glob("*.ipynb"))
     for marker in ("❌", "✅", "🧪", "🟢 必读"):
         assert marker in text, f"{marker} is not shown anywhere"
-    assert "make student" in page(site_dir, "index.html") and "build/student/" in chapter
+    # Students read the site: it sends them to the edition their instructor hands out, and never
+    # asks them to run an instructor's command (make student builds the edition in the course repository).
+    for name in ("index.html", "notebooks/4.1_modes_linearize.html", "exercises/index.html"):
+        shown = as_text(site_dir / name)
+        assert "student.zip" in shown and "make lab" in shown, f"{name} does not say how a student runs the code"
+    instructor = [p.name for p in site_dir.rglob("*.html") if re.search(r"make student|build/student", as_text(p))]
+    assert not instructor, f"pages that tell a student to run an instructor's command: {instructor}"
 
 
 class _Text(HTMLParser):
@@ -177,19 +183,93 @@ def test_chromium_reads_the_site_offline_with_figures_math_and_chinese_search(si
                 box = tab.locator("input[name=q]:visible").first
                 box.fill(term)
                 box.press("Enter")
-                # Sphinx shows the results one by one, then writes the summary line.
+                # Sphinx shows the results one by one, then writes the summary line; each result's
+                # snippet arrives after it (book/snippets.py: the page's text, also from file://).
                 tab.wait_for_function(
                     "document.querySelector('#search-results .search-summary')?.innerText.length > 0", timeout=60_000
                 )
-                hrefs = tab.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
-                found[term] = {Path(h.split("?")[0].split("#")[0]).stem for h in hrefs}
+                tab.wait_for_function(SNIPPETS_SHOWN, timeout=30_000)
+                results = tab.eval_on_selector_all("#search-results ul.search li", RESULTS)
+                found[term] = {Path(href.split("?")[0].split("#")[0]).stem: snippet for href, snippet in results}
         finally:
             browser.close()
     assert not outside, f"the site asked the network for {outside}"
     assert figures and all(figures), f"figures that did not load: {figures}"
     assert math > 0, "no math rendered"
     assert "4.3_vjp" in found["余切"], found["余切"]
-    assert {"4.4_higher_order", "4.6_custom_vjp"} <= found["残差"], found["残差"]
+    assert {"4.4_higher_order", "4.6_custom_vjp"} <= set(found["残差"]), found["残差"]
+    for term, results in found.items():  # every result has a snippet, and the pages above show the word
+        assert all(results.values()), f"results for {term} without a snippet: {results}"
+    for term, stem in (("余切", "4.3_vjp"), ("残差", "4.4_higher_order"), ("残差", "4.6_custom_vjp")):
+        assert term in found[term][stem], f"the snippet of {stem} for {term}: {found[term][stem]}"
+
+
+SNIPPETS_SHOWN = (
+    "() => [...document.querySelectorAll('#search-results ul.search li')].every(li => li.querySelector('p.context'))"
+)
+RESULTS = "lis => lis.map(li => [li.querySelector('a').href, li.querySelector('p.context')?.textContent || ''])"
+# WCAG 2 contrast of each piece of the banner's text against what is behind it: the colours as
+# Chromium computed them, backgrounds composited down to the page (an rgba one over its parents').
+BANNER_CONTRAST = """() => {
+  const parse = s => {
+    const v = (s.match(/[\\d.]+/g) || []).map(Number);
+    return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+  };
+  const over = ([r, g, b, a], [R, G, B]) => [r * a + R * (1 - a), g * a + G * (1 - a), b * a + B * (1 - a)];
+  const behind = e => {
+    const layers = [];
+    for (; e; e = e.parentElement) layers.push(parse(getComputedStyle(e).backgroundColor));
+    return layers.reverse().reduce((below, layer) => over(layer, below), [255, 255, 255]);
+  };
+  const luminance = rgb => rgb.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + [0.2126, 0.7152, 0.0722][i] * v, 0);
+  const banner = document.querySelector('.bd-header-announcement');
+  return [banner, ...banner.querySelectorAll('*')].flatMap(e => {
+    const text = [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+    if (!text) return [];
+    const bg = behind(e), fg = over(parse(getComputedStyle(e).color), bg);
+    const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+    return [[text, (hi + 0.05) / (lo + 0.05)]];
+  });
+}"""
+# Font sizes in CSS pixels where a student reads: prose, code and its outputs, and the two sidebars.
+FONT_SIZES = """() => Object.fromEntries([
+  ['prose', 'article.bd-article p'], ['code', 'article.bd-article div.highlight pre'],
+  ['output', 'article.bd-article .cell_output pre'], ['contents', '.bd-sidebar-primary .bd-links a'],
+  ['this page', '.bd-sidebar-secondary .toc-entry a'],
+].map(([what, selector]) => [what, [...document.querySelectorAll(selector)]
+  .map(e => parseFloat(getComputedStyle(e).fontSize))]))"""
+LAPTOP = {"width": 1366, "height": 768}
+MIN_PX = {"prose": 17, "code": 15, "output": 15, "contents": 15, "this page": 15}
+
+
+def test_the_banner_meets_wcag_aa_and_the_text_is_readable_on_a_laptop(site):
+    """On a laptop's screen (1366 x 768), in the theme's light and dark modes: every piece of the
+    banner's text, inline code included, has a contrast of at least 4.5:1 (WCAG 2 AA for normal
+    text) with what is behind it; prose is at least 17 px, code, outputs and the sidebars 15 px."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    site_dir, _ = site
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
+        try:
+            tab = browser.new_page(viewport=LAPTOP)
+            tab.goto((site_dir / "notebooks" / "4.1_modes_linearize.html").as_uri())
+            contrast = {}
+            for mode in ("light", "dark"):
+                tab.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+                contrast[mode] = tab.evaluate(BANNER_CONTRAST)
+            sizes = tab.evaluate(FONT_SIZES)
+            tab.screenshot(path=str(REPO / "build" / "book-laptop.png"))
+        finally:
+            browser.close()
+    for mode, pieces in contrast.items():
+        assert pieces and any("make lab" in text for text, _ in pieces), f"{mode}: the banner's text: {pieces}"
+        low = [(text, round(ratio, 2)) for text, ratio in pieces if ratio < 4.5]
+        assert not low, f"{mode} mode: banner text below 4.5:1: {low}"
+    for what, least in MIN_PX.items():
+        assert sizes[what] and min(sizes[what]) >= least, f"{what}: {sorted(set(sizes[what]))} px, want >= {least}"
 
 
 # —— a tiny project: the executed-copy cache and the planted answer ——
