@@ -9,6 +9,7 @@ judge lets through only text the course wrote (`Hidden`).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import sys
 
@@ -36,6 +37,7 @@ def text_pieces(source: str) -> set[str]:
     }
 
 
+@functools.cache  # the kit's sources do not change while a judge runs
 def _kit_pieces() -> frozenset[str]:
     """The pieces of the kit's own messages (this module, the judge and ch4verdicts), which students have."""
     import ch4judge
