@@ -90,13 +90,15 @@ messages: ready  ## extract the instructor's messages, update grader/locale/zh's
 	.venv/bin/pybabel -q compile -d grader/locale -D grader -l zh --use-fuzzy
 
 # pip-tools lives in a throwaway venv under build/, so it is not one of the course's own pins.
-# requirements-student.txt takes every version from requirements.txt (its .in says -c requirements.txt).
+# requirements-student.txt takes every version from requirements.txt (its .in says -c requirements.txt), less
+# what its .in leaves out (tools/student_pins.py).
 pins:  ## recompile requirements.txt and requirements-student.txt (exact pins) from their .in files
 	$(PY) -m venv build/pip-tools && build/pip-tools/bin/pip install --quiet pip-tools==7.6.2
 	for name in requirements requirements-student; do \
 	    CUSTOM_COMPILE_COMMAND="make pins" build/pip-tools/bin/pip-compile --quiet --allow-unsafe --strip-extras \
 	        --no-emit-index-url --no-emit-find-links --annotation-style=line --output-file $$name.txt $$name.in \
 	    || exit 1; done
+	$(PY) tools/student_pins.py
 
 clean:  ## remove build products and caches (keeps .venv; rm -rf .venv to rebuild it)
 	rm -rf build .pytest_cache .ruff_cache

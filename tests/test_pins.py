@@ -69,3 +69,37 @@ def test_the_slow_optional_format_checker_is_not_installed_and_nothing_misses_it
     formats = set(jsonschema.FormatChecker.checkers)
     assert {"uri", "uri-reference", "date-time"} <= formats
     assert not formats & {"iri", "iri-reference"}
+
+
+LEAVE_OUT = re.compile(r"^# leave out: (\S+)\s+(.*)$", re.M)
+
+
+def test_what_the_student_edition_leaves_out_is_reasoned_and_never_installed():
+    """requirements-student.in leaves out a few packages others declare (each with its reason);
+    they are not in requirements-student.txt, and tools/install_pins.sh installs with --no-deps,
+    so pip does not fetch them back. (That nothing a student runs needs them:
+    tests/test_student_edition.py, in an environment of the student's pins alone.)"""
+    import subprocess
+    import sys
+
+    left_out = {canonical(name): why for name, why in LEAVE_OUT.findall((REPO / "requirements-student.in").read_text())}
+    assert left_out and all(len(why) >= 20 for why in left_out.values()), left_out
+    student = {canonical(r.name) for r in requirements("requirements-student.txt")}
+    assert not student & left_out.keys(), f"left out but pinned for students: {sorted(student & left_out.keys())}"
+    assert left_out.keys() <= PINS.keys(), "only a package the instructor's pins hold can be left out"
+    install = (REPO / "tools" / "install_pins.sh").read_text()
+    assert re.search(r"pip install [^\n]*--no-deps -r requirements\.txt", install), "pip would fetch them again"
+    # tools/student_pins.py, which `make pins` runs after compiling: it drops exactly those lines
+    compiled = (REPO / "requirements-student.txt").read_text() + "".join(f"{n}==1.0  # via x\n" for n in left_out)
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import student_pins
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    kept, dropped = student_pins.without(compiled, set(left_out))
+    assert dropped == set(left_out) and kept == (REPO / "requirements-student.txt").read_text()
+    assert (
+        subprocess.run(["make", "-n", "pins"], cwd=REPO, capture_output=True, text=True)
+        .stdout.rstrip()
+        .endswith("tools/student_pins.py")
+    ), "make pins does not drop them after compiling"

@@ -1,10 +1,12 @@
 """The student edition: exactly the student's files, no secret in them, and from a fresh copy of its
 archive its own `make setup`, `make lab` and `make check` work.
 
-The fresh copy gets a new .venv whose site-packages sees this checkout's installed packages (a
-.pth line), so its `make setup` finds every pin already satisfied instead of downloading a
-gigabyte again; everything else (the venv, the editable kit, the lab server) is its own. Pip
-installs no console scripts or Jupyter data then; the fixture copies in what `make lab` needs.
+The fresh copy gets a new .venv whose site-packages sees, through a .pth line, a folder of links
+to exactly the student's pins as this checkout installed them (requirements-student.txt: what the
+edition's tools/install_pins.sh installs), so its `make setup` finds every pin satisfied instead
+of downloading a quarter of a gigabyte again, and nothing the edition leaves out is importable;
+everything else (the venv, the editable kit, the lab server) is its own. Pip installs no console
+scripts or Jupyter data then; the fixture copies in those pins' Jupyter data, which `make lab` needs.
 """
 
 import json
@@ -109,6 +111,27 @@ def test_the_readme_counts_what_the_edition_holds(built):
         assert said in readme, f"the README does not say: {said}"
 
 
+def test_the_readme_says_the_download_and_its_size_on_disk_before_the_command(built):
+    """Both languages say, before the first `make lab`, how much the first run downloads and how
+    much it keeps; what it keeps is within a tenth of the student's pins as installed here (their
+    install records; the download was measured: docs/performance.md)."""
+    out, _ = built
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    chinese, english = readme.split("## English")
+    zh = re.search(r"下载约 (\d+) MB 的依赖（装好后在 `\.venv/` 里占约 (\d+) MB 磁盘）", chinese)
+    en = re.search(r"downloads about (\d+) MB of exact pins, about (\d+) MB\s+on disk", english)
+    assert zh and en and zh.groups() == en.groups(), (zh, en)
+    assert zh.start() < chinese.index("make lab") and en.start() < english.index("`make lab`")
+    installed = sum(
+        Path(d.locate_file(f)).stat().st_size
+        for d in student_distributions()
+        for f in d.files or []
+        if Path(d.locate_file(f)).exists()
+    )
+    assert abs(installed / 1e6 - int(zh[2])) <= 0.1 * int(zh[2]), f"installed here: {installed / 1e6:.0f} MB"
+    assert int(zh[1]) < int(zh[2]) / 3, "the download is the compressed wheels, a fraction of what they unpack to"
+
+
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_edition_leaks_no_solution_hidden_test_or_catalogued_answer(built, assignment):
     out, _ = built
@@ -137,9 +160,41 @@ def make(folder: Path, *args, timeout=600):
     return subprocess.run(["make", *args], cwd=folder, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def student_distributions() -> list:
+    """This checkout's installed distributions that requirements-student.txt pins."""
+    from importlib import metadata
+
+    pinned = {canonical(line.split("==")[0]) for line in (REPO / "requirements-student.txt").read_text().splitlines()
+              if "==" in line and not line.startswith("#")}  # fmt: skip
+    found = {canonical(d.metadata["Name"]): d for d in metadata.distributions(path=[sysconfig.get_paths()["purelib"]])}
+    assert pinned <= found.keys(), f"pinned for students but not installed here: {sorted(pinned - found.keys())}"
+    return [found[name] for name in sorted(pinned)]
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def students_pins_only(view: Path, prefix: Path) -> None:
+    """Links in `view` to the top-level files and folders of the student's pins in this checkout's
+    site-packages, and their Jupyter data (share/jupyter, etc/jupyter) copied under `prefix`."""
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    view.mkdir()
+    for dist in student_distributions():
+        for file in dist.files or []:
+            parts = Path(file).parts
+            if parts[0] == "..":  # outside site-packages: scripts, and Jupyter data a student's lab reads
+                data = (purelib / file).resolve().relative_to(Path(sys.prefix).resolve())
+                if data.parts[:2] in (("share", "jupyter"), ("etc", "jupyter")):
+                    (prefix / data).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(purelib / file, prefix / data)
+            elif parts[0] != "__pycache__" and not (view / parts[0]).exists():
+                (view / parts[0]).symlink_to(purelib / parts[0])
+
+
 @pytest.fixture(scope="module")
 def unpacked(built, tmp_path_factory):
-    """The archive unpacked as a student would, then its own `make setup`."""
+    """The archive unpacked as a student would, then its own `make setup`, seeing the student's pins alone."""
     _, archive = built
     where = tmp_path_factory.mktemp("student-home")
     shutil.unpack_archive(archive, where)
@@ -152,15 +207,54 @@ def unpacked(built, tmp_path_factory):
         text=True,
         check=True,
     ).stdout.strip()
-    Path(purelib, "ch4-test-pins.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    students_pins_only(where / "pins", folder / ".venv")
+    Path(purelib, "ch4-test-pins.pth").write_text(f"{where / 'pins'}\n")
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"} | {"PYTHON": str(base)}
     done = subprocess.run(["make", "setup"], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    # What pip would have put into the venv had it installed the pins there itself and `make lab`
-    # needs: the packages' Jupyter data (lab assets, extensions, server config).
-    for data in ("share/jupyter", "etc/jupyter"):
-        shutil.copytree(Path(sys.prefix, data), folder / ".venv" / data, symlinks=True)
     return folder
+
+
+def student_python(unpacked: Path, code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(unpacked / ".venv" / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd="/", timeout=300
+    )
+
+
+def test_the_students_environment_lacks_only_what_the_edition_leaves_out(unpacked):
+    """What pip check finds missing in the student's environment is only what requirements-student.in
+    leaves out (nbgrader declares notebook and ipywidgets); none of those is importable there."""
+    left_out = {
+        canonical(m[1])
+        for m in re.finditer(r"^# leave out: (\S+)", (REPO / "requirements-student.in").read_text(), re.M)
+    }
+    assert left_out, "requirements-student.in leaves nothing out"
+    check = subprocess.run(
+        [str(unpacked / ".venv" / "bin" / "python"), "-m", "pip", "check"], capture_output=True, text=True
+    )
+    missing = {canonical(m) for m in re.findall(r"requires (\S+), which is not installed", check.stdout)}
+    assert missing and missing <= left_out, check.stdout
+    assert "has requirement" not in check.stdout, check.stdout  # no version conflict either
+    modules = ["notebook", "ipywidgets", "widgetsnbextension", "jupyterlab_widgets", "rfc3987_syntax", "lark"]
+    found = student_python(unpacked, f"import importlib.util as u; print([m for m in {modules} if u.find_spec(m)])")
+    assert found.returncode == 0 and found.stdout.strip() == "[]", found.stdout + found.stderr
+
+
+def test_everything_the_notebooks_import_is_in_the_students_environment(unpacked):
+    """Every module a chapter notebook or an exercise imports (its import lines, read from every
+    code cell) imports in the student's environment, which holds the student's pins alone."""
+    imported = set()
+    for path in [
+        *sorted((unpacked / "notebooks").glob("*.ipynb")),
+        *sorted((unpacked / "exercises").glob("*/*.ipynb")),
+    ]:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                imported |= set(re.findall(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", cell.source, re.M))
+    assert {"jax", "numpy", "scipy", "matplotlib", "optax", "ch4check"} <= {m.split(".")[0] for m in imported}
+    code = f"import importlib\nfor m in {sorted(imported)}:\n    importlib.import_module(m)\nprint('ok')"
+    done = student_python(unpacked, code)
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr
 
 
 def test_the_edition_installs_the_students_pins_only(built):

@@ -1,0 +1,48 @@
+"""Drop from requirements-student.txt the pins its .in file leaves out (`# leave out: NAME  why`).
+
+pip-compile writes every package the student's requirements reach; a few of them no student
+process imports (requirements-student.in says which and why). `make pins` runs this after
+compiling, so requirements-student.txt is exactly what tools/install_pins.sh installs (with
+--no-deps) in the student edition. Usage: python tools/student_pins.py (from the checkout's top).
+"""
+
+import re
+import sys
+from pathlib import Path
+
+LEAVE_OUT = re.compile(r"^# leave out: (\S+)\s+\S")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def left_out(source: str) -> set[str]:
+    return {canonical(m.group(1)) for line in source.splitlines() if (m := LEAVE_OUT.match(line))}
+
+
+def without(pins: str, names: set[str]) -> tuple[str, set[str]]:
+    """`pins` without the lines pinning `names`, and which of them it held."""
+    kept, dropped = [], set()
+    for line in pins.splitlines(keepends=True):
+        name = canonical(re.split(r"[=<>~!\[ ;]", line.strip(), maxsplit=1)[0]) if line[:1].isalnum() else None
+        if name in names:
+            dropped.add(name)
+        else:
+            kept.append(line)
+    return "".join(kept), dropped
+
+
+def main() -> int:
+    names = left_out(Path("requirements-student.in").read_text(encoding="utf-8"))
+    target = Path("requirements-student.txt")
+    pins, dropped = without(target.read_text(encoding="utf-8"), names)
+    if dropped != names:
+        print(f"student_pins: not in requirements-student.txt, so nothing to leave out: {sorted(names - dropped)}")
+        return 1
+    target.write_text(pins, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
