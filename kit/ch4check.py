@@ -40,6 +40,7 @@ __all__ = [
     "export_fwd",
     "export_bwd",
     "export_vjp",
+    "export_pullback",
     "f32",
     "i32",
     "with_jacobian",
@@ -156,6 +157,18 @@ def export_vjp(f, *specs) -> bytes:
         return (value, *pull(cotangent))
 
     return export(value_and_vjp, *specs, out)
+
+
+def export_pullback(f, *specs) -> bytes:
+    """The backward pass ``jax.vjp`` makes for ``f``, whatever made it (a ``custom_vjp``, ``lax.custom_root``,
+    autodiff through a loop): ``(residuals, cotangent) -> cotangents of f's inputs``, its inputs what the forward
+    pass keeps for it (the pullback's leaves), its live bytes (``Program.live_bytes``) the backward pass's memory."""
+    leaves, structure = jax.tree_util.tree_flatten(jax.eval_shape(lambda *args: jax.vjp(f, *args)[1], *specs))
+
+    def backward(flat, cotangent):
+        return jax.tree_util.tree_unflatten(structure, flat)(cotangent)
+
+    return export(backward, tuple(leaves), jax.eval_shape(f, *specs))
 
 
 def with_jacobian(J):

@@ -15,7 +15,9 @@ VERDICT_MARKER = "# —— 判定 ——"  # above it: the export (kernel); belo
 TEST_MAGIC = "%%ch4test"  # the first line of every test cell
 # What a test cell's export part may call besides `programs` (kit/ch4check.py); the judge, which
 # never exports, binds them to a function that does nothing.
-EXPORT_HELPER_NAMES = ("export", "export_fwd", "export_bwd", "export_vjp", "f32", "i32", "with_jacobian")
+EXPORT_HELPER_NAMES = (
+    "export", "export_fwd", "export_bwd", "export_vjp", "export_pullback", "f32", "i32", "with_jacobian",
+)  # fmt: skip
 
 
 def derive_seed(secret: str, test_id: str) -> int:

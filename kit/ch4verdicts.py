@@ -9,6 +9,9 @@ exported programs, never a proxy of it (docs/methods.md has the table):
 - the adjoint's backward pass does not hold the solver's trajectory: the bytes it keeps live
   at once (``ch4dataflow.peak_live_bytes``) stay within a fixed multiple of d² + d, whatever made
   the program; its residuals are W and a few vectors;
+- implicit differentiation's backward pass keeps no iterate of the solver: its residuals and
+  the bytes it holds at once (``export_pullback``, whatever made the rule) stay within a fixed
+  multiple of the problem's size, however many iterations the forward pass took;
 - a custom rule's ``bwd`` uses what it is given: it runs on *substituted* residuals (other values
   of the arrays the method names) and must return what the method predicts from them, so a rule
   that ignores a residual, recomputes from another one or keeps something else cannot pass.
@@ -125,13 +128,14 @@ def fast_rotations(rng, d):
 
 
 def solution(programs, name: str, doing: str, hint: str):
-    """z0, W ↦ z(T) from the test's program `name` (exported with ``export_vjp``: its first output),
-    or, when that one did not export (a backward rule that cannot be traced), from `name alone`
-    (the plain function): a broken backward rule does not cost the forward tests."""
+    """The function's value (z0, W ↦ z(T); R, P, γ ↦ V*) from the test's program `name` (exported
+    with ``export_vjp``: its first output, for a zero cotangent), or, when that one did not export
+    (a backward rule that cannot be traced, reverse mode through a while_loop), from `name alone`
+    (the plain function): a broken backward pass does not cost the forward tests."""
 
     if name in programs:
         both = programs[name]
-        return lambda z0, W: both(z0, W, np.zeros(np.shape(z0), np.float32))[0]
+        return lambda *args: both(*args, np.zeros(both.out_shapes[0], np.float32))[0]
     return program(programs, f"{name} alone", doing, hint)
 
 
@@ -322,9 +326,114 @@ def scaled_to(tree, norm: float):
     return jax.tree_util.tree_map(lambda v: (np.asarray(v, np.float64) * factor).astype(np.float32), tree)
 
 
+# ---------------------------------------------------------------------------------------------
+# soft_values: the soft Bellman equation V = T(V), T(V)_s = log Σ_a exp(R_sa + γ Σ_t P_sat V_t)
+
+
+def soft_values64(R, P, gamma):
+    """(V*, π) in float64: value iteration, then Newton's method on V - T(V) (soft policy
+    iteration) until it stops moving: V* to about 1e-14 relative for γ ≤ 0.99."""
+    R, P, gamma = np.asarray(R, np.float64), np.asarray(P, np.float64), float(gamma)
+    V, eye = np.zeros(R.shape[0]), np.eye(R.shape[0])
+    for k in range(300):
+        Q = R + gamma * P @ V
+        top = Q.max(axis=1)
+        pi = np.exp(Q - top[:, None])
+        T = top + np.log(pi.sum(axis=1))
+        pi /= pi.sum(axis=1, keepdims=True)
+        step = V - T if k < 200 else np.linalg.solve(eye - gamma * np.einsum("sa,sat->st", pi, P), V - T)
+        V = V - step
+        if k >= 200 and np.max(np.abs(step)) <= 1e-14 * max(1.0, np.max(np.abs(V))):
+            break
+    return V, pi
+
+
+def soft_values_vjp64(R, P, gamma, g):
+    """(R̄, P̄, γ̄) for the cotangent g of V*, by the implicit function theorem in float64: solve
+    (I - γ P_π)ᵀ v = g at V* (∂T/∂V = γ P_π, P_π = Σ_a π_sa P_sa·), then pull v back through T's
+    other arguments: R̄ = v π, P̄ = γ v π V*ᵀ, γ̄ = Σ_s v_s Σ_a π_sa (P V*)_sa."""
+    P, gamma, g = np.asarray(P, np.float64), float(gamma), np.asarray(g, np.float64)
+    V, pi = soft_values64(R, P, gamma)
+    v = np.linalg.solve((np.eye(V.size) - gamma * np.einsum("sa,sat->st", pi, P)).T, g)
+    weights = v[:, None] * pi
+    return weights, gamma * weights[:, :, None] * V, float(np.sum(weights * (P @ V)))
+
+
+def random_mdp(rng, states: int, actions: int):
+    """(R, P) in float32: rewards N(0, 1), each P[s, a] a random distribution over the states."""
+    R = rng.normal(size=(states, actions)).astype(np.float32)
+    return R, rng.dirichlet(np.ones(states), size=(states, actions)).astype(np.float32)
+
+
+# Of the largest entry. At γ = 0.99 float32 reaches 1.4e-5 for V* and 5e-5 for the gradient (worst
+# of 100 draws, every correct answer measured); central differences miss by 4e-3 or more.
+ACCURACY = 2e-4
+SOLVE_HINT = (
+    "反向规则要在 V* 处解 (I − ∂T/∂V)ᵀ v = g（g 是传入的余切，注意转置），再把 v 经 T 对 R、P、γ 的偏导送回；"
+    "有限差分、只对最后一步或截断的几步求导，在 γ 接近 1 时都不够准。"
+)
+
+
+def check_soft_values(got, R, P, gamma, label: str, reveal: bool = True) -> None:
+    """V* a program gave against the float64 solution, to ACCURACY of its largest entry."""
+    want = soft_values64(R, P, gamma)[0]
+    check_close(
+        got,
+        want,
+        f"{label}的 V*",
+        rtol=0.0,
+        atol=ACCURACY * float(np.max(np.abs(want))),
+        finite=True,
+        reveal=reveal,
+        hint="迭代要收敛到 float32 的精度：停在相邻两步之差 δ 时，离 V* 还有约 γδ/(1 − γ)。",
+    )
+
+
+def check_soft_values_vjp(got, R, P, gamma, g, label: str, reveal: bool = True) -> None:
+    """The VJP (R̄, P̄, γ̄) a program gave for cotangent g against the float64 implicit-function
+    gradient, each to ACCURACY of its largest entry."""
+    wants = soft_values_vjp64(R, P, gamma, g)  # γ̄ is a sum whose terms may cancel: scaled by their sizes
+    V = soft_values64(R, P, gamma)[0]
+    scales = np.max(np.abs(wants[0])), np.max(np.abs(wants[1])), np.sum(np.abs(wants[0]) * np.abs(np.asarray(P) @ V))
+    for part, want, scale, name in zip(got, wants, scales, ("R", "P", "γ"), strict=True):
+        check_close(part, want, f"{label}对 {name} 的梯度", rtol=0.0, atol=ACCURACY * float(scale),
+                    hint=SOLVE_HINT, finite=True, reveal=reveal)  # fmt: skip
+
+
+# The backward pass of implicit differentiation keeps the inputs, the solution and a few arrays of
+# their size (π, an S×S matrix, its factors), whatever the number of iterations: the catalogue's
+# correct answers keep 1.0-1.6 and hold 2.8-4.2 times the inputs and output (S, A = 6, 3; 4, 2;
+# 5, 2; 3, 4). Autodiff through the iterations keeps every step: a Python loop of 200 steps keeps
+# 82 and holds 77 times them at S, A = 6, 3, and at γ = 0.99 an unrolled loop needs more than
+# 1 000 steps for a gradient within ACCURACY.
+RESIDUAL_COPIES, LIVE_COPIES = 4, 16  # check_implicit_memory's messages say "4n" and "16n"
+
+
+def check_implicit_memory(program, states: int, actions: int, what: str, reveal=True, residuals=False) -> None:
+    """What `program` holds at once (``Program.live_bytes``) is at most LIVE_COPIES·n float32 numbers,
+    n = S²A + SA + S + 1 (soft_values' inputs and output); with `residuals` (a backward pass from
+    ``export_pullback``, whose inputs are the residuals and the cotangent), its residuals at most
+    RESIDUAL_COPIES·n. Without `reveal` a message holds only the course's constants (4n, 16n)."""
+    n = states * states * actions + states * actions + 1 + states
+    kept = sum(int(np.prod(shape)) for shape in program.in_shapes[:-1]) if residuals else 0
+    for count, copies, failed in (  # the text says the constants: a hidden test may say only course text
+        (kept, RESIDUAL_COPIES, "保存的残差多于 4n 个"),
+        (program.live_bytes // 4, LIVE_COPIES, "同时占着的数多于 16n 个"),
+    ):
+        if count > copies * n:
+            counts = f"（S = {states}、A = {actions} 时有 {count} 个，上限 {copies * n}）" if reveal else ""
+            message = (
+                f"{what}{failed}{counts}：隐式求导的反向过程只要输入和解 V*，只解一个 S×S 的线性方程组；"
+                "对迭代本身求导（fori_loop、Python 循环、scan），或在反向规则里把迭代重跑一遍再求导"
+                "（用不用 jax.checkpoint），每一步都要存下。"
+            )
+            raise AssertionError(message)
+
+
 HELPERS = (
     rk4_solve, rk4_vjp, exact_vjp, exact_solution, fast_rotations, solution,
     check_adjoint_residuals, check_adjoint_memory, check_sin2_rules, check_grads_fwd_rev, tree_norm, scaled_to,
+    soft_values64, soft_values_vjp64, random_mdp, check_soft_values, check_soft_values_vjp, check_implicit_memory,
 )  # fmt: skip
 # What a test body may name from here (ch4judge.VERDICT_HELPERS): the helpers, and the hint they share.
 NAMES = {**{f.__name__: f for f in HELPERS}, "LINEAR_RULE": LINEAR_RULE}

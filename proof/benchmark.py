@@ -40,9 +40,9 @@ Every class run ends with the compilations per assignment.
 `--against REV` compares what grading and checking cost in this tree and in the tree of a git
 revision REV (checked out into a scratch worktree with a venv of its own, built by its `make
 setup`: the processes a grader starts import the grader their venv installed), in the same run:
-the seven reference answers and every natural answer of the catalogue graded with `grader grade
+every reference answer and every natural answer of the catalogue graded with `grader grade
 --jobs 2` (CPU per graded notebook, this process tree's; a run where a reference misses full
-marks stops the benchmark), and `python -m ch4validate` (what `make check` runs) on the seven references, warm
+marks stops the benchmark), and `python -m ch4validate` (what `make check` runs) on the references, warm
 (after one run that fills the student's compilation cache), wall seconds. The trees take turns
 in every repeat; medians of the repeats.
 
@@ -257,7 +257,7 @@ def _in_tree(tree: Path, cwd: Path, *args: str) -> None:
 
 
 # Run in each tree: the same answer texts in that tree's own release notebooks (the class to
-# grade, and the seven references in an exercises/ folder for make check).
+# grade, and the references in an exercises/ folder for make check).
 _WRITE_ANSWERS = """
 import json, sys
 from pathlib import Path

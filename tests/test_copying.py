@@ -40,6 +40,7 @@ LOOKALIKES = {
         "odeint_adjoint": r"odeint|adjoint|rk4|integrat|(^|_)ode(_|$)",
     },
     "safe_norm": {"safe_norm": r"norm|sqrt|root"},
+    "soft_values": {"soft_values": r"soft_?val|bellman|value_?iter|soft_?q|(^|_)mdp(_|$)"},
     "stop_gradient": {"grad_through_stop": r"stop|detach|(^|_)sg(_|$)"},
 }
 

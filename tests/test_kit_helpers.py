@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
-from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, f32, with_jacobian
+from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, export_pullback, f32, with_jacobian
 from ch4judge import (
     EXPORT_HINT,
     NO_PROGRAM,
@@ -100,6 +100,21 @@ def test_export_fwd_flattens_any_residual_container_and_export_bwd_takes_it_back
     assert isinstance(residuals, tuple) and sorted(np.shape(r) for r in residuals) == [(), (7,), (7,)]
     np.testing.assert_allclose(out, np.sum(np.sin(X) ** 2), rtol=1e-6)
     (grad,) = bwd(residuals, np.float32(-1.75))
+    np.testing.assert_allclose(grad, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_export_pullback_takes_what_the_forward_pass_keeps_however_it_was_made():
+    """A custom rule's backward pass takes exactly its residuals; autodiff through a loop's takes
+    every step's; both compute the VJP, and only the loop's holds memory that grows with the steps."""
+    f = _custom(lambda x: (x,), lambda r: r[0])
+    looped = lambda x: jax.lax.fori_loop(0, 50, lambda i, y: jnp.sin(y), x).sum()  # noqa: E731
+    rule, loop = load(export_pullback(f, f32(7))), load(export_pullback(looped, f32(7)))
+    assert rule.in_shapes == [(7,), ()]  # the residual x, then the cotangent
+    assert sum(int(np.prod(s)) for s in loop.in_shapes[:-1]) >= 50 * 7 and loop.live_bytes > 20 * rule.live_bytes
+    pull = jax.vjp(looped, X)[1]
+    want = pull(np.float32(2.0))[0]
+    np.testing.assert_allclose(loop(tuple(jax.tree_util.tree_leaves(pull)), np.float32(2.0))[0], want, rtol=1e-6)
+    (grad,) = rule((X,), np.float32(-1.75))
     np.testing.assert_allclose(grad, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 

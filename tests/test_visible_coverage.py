@@ -23,7 +23,9 @@ from grader.judging import verdict
 from proof import answers
 
 # Easiest first; CONTRIBUTING states the scale. Each exercise is worth at least the one before.
-DIFFICULTY = ("stop_gradient", "residuals", "softplus", "safe_norm", "clip_global_norm", "coloring", "ode_adjoint")
+DIFFICULTY = (
+    "stop_gradient", "residuals", "softplus", "safe_norm", "clip_global_norm", "coloring", "soft_values", "ode_adjoint",
+)  # fmt: skip
 MAX_EXEMPTIONS = 2  # in the whole catalogue: an exemption is a requirement students are graded on unwarned
 SCORING = re.compile(r"\*\*评分\*\*（共 (\d+) 分）：可见测试 (\d+) 分——(.*?)；\s*隐藏测试 (\d+) 分——(.*?)。", re.S)
 POINTS = re.compile(r"（(\d+) 分）")
