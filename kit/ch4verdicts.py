@@ -20,8 +20,6 @@ A message built here is the kit's own text; a hidden test passes ``reveal=False`
 number the judge computed from a hidden input (kit/ch4judge.py, ``Hidden``).
 """
 
-from __future__ import annotations
-
 import jax
 import numpy as np
 from ch4messages import _issue, attempt, check_close, program
