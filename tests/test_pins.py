@@ -99,7 +99,7 @@ def test_what_the_student_edition_leaves_out_is_reasoned_and_never_installed():
     kept, dropped = student_pins.without(compiled, set(left_out))
     assert dropped == set(left_out) and kept == (REPO / "requirements-student.txt").read_text()
     assert (
-        subprocess.run(["make", "-n", "pins"], cwd=REPO, capture_output=True, text=True)
+        subprocess.run(["make", "--no-print-directory", "-n", "pins"], cwd=REPO, capture_output=True, text=True)
         .stdout.rstrip()
         .endswith("tools/student_pins.py")
     ), "make pins does not drop them after compiling"

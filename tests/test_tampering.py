@@ -165,11 +165,19 @@ def student_key(out: Path, student: str, assignment: str) -> str:
     return worker.student_seed(out / "course", student, assignment)
 
 
-def probe_targets(out: Path, student: str, assignment: str) -> dict:
+def key_as_graded(submitted: Path, out: Path, student: str, assignment: str, scratch: Path) -> str:
+    """The key the grader will draw for a submission not graded yet: its notebook read and
+    written back as the grader does (the key hashes those bytes)."""
+    release = nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
+    nb, _, _ = intake.receive(submitted / student / assignment, assignment, release)
+    nbformat.write(nb, scratch)
+    return worker.student_seed(out / "course", student, assignment, scratch.read_bytes())
+
+
+def probe_targets(out: Path, key: str, assignment: str) -> dict:
     """What the probe looks for, by SHA-256 only: the course's secret, the student's key, every
     test's seed (as text and as an 8-byte integer) and the first 16 bytes of each hidden input."""
     secret = (out / "course" / "grading-secret").read_text()
-    key = student_key(out, student, assignment)
     seeds = [derive_seed(key, t["id"]) for t in verdict.test_cells(assignment)]
     arrays = hidden_inputs(assignment, key)
 
@@ -235,8 +243,9 @@ def planted_files() -> list[Path]:
     return sorted(found)
 
 
-def _two_rounds(submitted: Path, out: Path, chosen, run: str, extra=None, fill=None, **options) -> dict:
-    """Grade the honest students, snapshot, add the attacks of `run`, grade again into `out`."""
+def _two_rounds(submitted: Path, out: Path, chosen, run: str, extra=None, fill=None, prepare=None, **options) -> dict:
+    """Grade the honest students, snapshot, add the attacks of `run` (`fill`: the lines to fill in,
+    by attack), call `prepare(out)`, grade again into `out`."""
     honest = hostile.honest_class(submitted, chosen, extra)
 
     def graded():
@@ -248,7 +257,9 @@ def _two_rounds(submitted: Path, out: Path, chosen, run: str, extra=None, fill=N
 
     graded()
     before, protected_before = results_of(out, honest), protected()
-    hostile.attack_class(submitted, run, fill(out) if fill else None)
+    hostile.attack_class(submitted, run, fill)
+    if prepare:
+        prepare(out)
     submissions = tree_digest(submitted)
     outcomes = graded()
     return {
@@ -263,14 +274,25 @@ def _two_rounds(submitted: Path, out: Path, chosen, run: str, extra=None, fill=N
 
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
-    """The attacks on the grade, graded locally; the key probe learns its targets between the
-    two rounds (the class's secret exists once the first round ran)."""
+    """The attacks on the grade, graded locally. The key probe's targets are known once the
+    class's secret (first round) and the probe's notebook exist; the notebook's bytes choose the
+    key, so the targets go to a file in the kit's folder, which its kernel may read."""
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("graded")
+    student, assignment = f"attack-{PROBE}", BY_SLUG[PROBE].assignment
+    targets = sandbox.KIT / f".probe-targets-{submitted.parent.name}-{submitted.name}.json"
+    keys = []
 
-    def fill(out):
-        return {PROBE: {"TARGETS": repr(probe_targets(out, f"attack-{PROBE}", BY_SLUG[PROBE].assignment))}}
+    def prepare(out):
+        keys.append(key_as_graded(submitted, out, student, assignment, tmp_path_factory.mktemp("probe") / "nb.ipynb"))
+        targets.write_text(json.dumps(probe_targets(out, keys[0], assignment)))
 
-    return _two_rounds(submitted, out, LOCAL, "local", extra=HONEST, fill=fill)
+    try:
+        run = _two_rounds(
+            submitted, out, LOCAL, "local", extra=HONEST, fill={PROBE: {"TARGETS_FILE": repr(str(targets))}}, prepare=prepare
+        )
+    finally:
+        targets.unlink(missing_ok=True)
+    return run | {"probe_key": keys[0]}
 
 
 @pytest.fixture(scope="module")
@@ -617,6 +639,7 @@ def test_the_kernel_holds_no_key_and_no_hidden_input(local_run):
     object the garbage collector reaches and, after the hidden tests, its whole writable memory.
     It finds nothing, and keeps full marks."""
     got = outcome(local_run, f"attack-{PROBE}", "residuals")
+    assert local_run["probe_key"] == student_key(local_run["out"], got.student, got.assignment), "the probe looked for another key"
     text = printed(autograded(local_run, got.student, got.assignment))
     scans = dict(re.findall(r"^SCANNED (answer|end) (.*)$", text, re.MULTILINE))
     assert set(scans) == {"answer", "end"}, f"the probe did not finish: {text[-3000:]}"

@@ -1,13 +1,16 @@
 """Probe: a correct answer that searches its whole kernel for the student's grading key, the
 course's secret, the per-test seeds and the hidden inputs: the environment, every file it can
 read, every object the garbage collector reaches (and what they hold), and the process's own
-memory. It knows them only by their SHA-256 (filled in by the test once the class's secret
-exists), so it never puts them in memory itself; it prints FOUND for anything that matches."""
+memory. It knows them only by their SHA-256, so it never puts them in memory itself; it prints
+FOUND for anything that matches. The test writes them to a file in the kit's folder (which every
+kernel may read) once the class's secret and this notebook exist: they cannot be in the notebook,
+whose bytes choose the key."""
 # base: residuals reference
 # rides: reference
 # class: the key and the hidden inputs in the kernel
 import gc
 import hashlib
+import json
 import os
 import re
 import sys
@@ -15,7 +18,11 @@ import warnings
 
 import numpy as np
 
-TARGETS = {}  # {"text": [sha256...], "raw": [(first 4 bytes as int, length, sha256)...], "sizes": [...]}
+TARGETS_FILE = ""  # filled in by the test
+TARGETS = {"text": [], "raw": [], "sizes": []}  # text: [sha256], raw: [(first 4 bytes as int, length, sha256)]
+if TARGETS_FILE:
+    with open(TARGETS_FILE) as handle:
+        TARGETS.update(json.load(handle))
 _HEX, _DEC = re.compile(rb"[0-9a-f]{64}"), re.compile(rb"(?<![0-9])[0-9]{12,20}(?![0-9])")
 
 
