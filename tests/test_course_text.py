@@ -16,7 +16,13 @@ BANNER = "> 本 notebook 的结果在 jax 0.12.0.1（CPU）上验证。"
 TITLE = re.compile(r"^# (第 4 章|4\.\d+[abc]? |A_[\d.]+ )")
 # Words that quote a source the students never see, or hedge a claim instead of proving it.
 UNSEEN_SOURCE = ("参考资料", "实测", "固定版本")
-ONE_TERM = {"拉回": "回拉", "次正规数": "非规格化数", "冲成 0": "刷成 0", "刷零": "刷成 0", "对拍": "对照 or 核对"}  # STYLE.md
+ONE_TERM = {  # STYLE.md
+    "拉回": "回拉",
+    "次正规数": "非规格化数",
+    "冲成 0": "刷成 0",
+    "刷零": "刷成 0",
+    "对拍": "对照 or 核对",
+}
 
 
 def markdown(path) -> list[str]:

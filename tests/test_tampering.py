@@ -287,9 +287,8 @@ def local_run(tmp_path_factory):
         targets.write_text(json.dumps(probe_targets(out, keys[0], assignment)))
 
     try:
-        run = _two_rounds(
-            submitted, out, LOCAL, "local", extra=HONEST, fill={PROBE: {"TARGETS_FILE": repr(str(targets))}}, prepare=prepare
-        )
+        fill = {PROBE: {"TARGETS_FILE": repr(str(targets))}}
+        run = _two_rounds(submitted, out, LOCAL, "local", extra=HONEST, fill=fill, prepare=prepare)
     finally:
         targets.unlink(missing_ok=True)
     return run | {"probe_key": keys[0]}
@@ -639,7 +638,8 @@ def test_the_kernel_holds_no_key_and_no_hidden_input(local_run):
     object the garbage collector reaches and, after the hidden tests, its whole writable memory.
     It finds nothing, and keeps full marks."""
     got = outcome(local_run, f"attack-{PROBE}", "residuals")
-    assert local_run["probe_key"] == student_key(local_run["out"], got.student, got.assignment), "the probe looked for another key"
+    drawn = student_key(local_run["out"], got.student, got.assignment)
+    assert local_run["probe_key"] == drawn, "the probe looked for another key than the grader drew"
     text = printed(autograded(local_run, got.student, got.assignment))
     scans = dict(re.findall(r"^SCANNED (answer|end) (.*)$", text, re.MULTILINE))
     assert set(scans) == {"answer", "end"}, f"the probe did not finish: {text[-3000:]}"
