@@ -191,12 +191,15 @@ def test_no_hidden_value_reaches_a_page_the_csv_or_the_report(demo_run):
     texts = {path: html.unescape(path.read_text(encoding="utf-8", errors="replace")) for path in published}
     probed = failed_hidden(demo_run)
     assert (PROBER, PROBED) in probed and len(probed) >= 5, f"too few hidden failures to prove anything: {probed}"
-    leaks = []
+    leaks, recorded = [], {}
     for student, assignment in probed:
+        # A blank answer can fail every hidden test before it draws an input: nothing to leak then.
         numbers = hidden_numbers(out, student, assignment)
-        assert len(numbers) > 100, f"{student} {assignment}: no hidden number recorded"
+        recorded[(student, assignment)] = len(numbers)
         for path, text in texts.items():
             leaks += [f"{student}/{assignment}: {n} in {path.relative_to(out)}" for n in numbers if n in text]
+    searched = [key for key, count in recorded.items() if count > 100]
+    assert (PROBER, PROBED) in searched and len(searched) >= 5, f"too few hidden numbers to prove anything: {recorded}"
     assert not leaks, leaks[:10]
 
 
