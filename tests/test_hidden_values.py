@@ -177,6 +177,8 @@ def failed_hidden(demo_run) -> list[tuple[str, str]]:
     checks every ODE message in the catalogue."""
     found = []
     for (student, assignment), rows in demo_run.gradebook.items():
+        if not demo_run.journal[(student, assignment)]["graded"]:
+            continue  # an unreadable file (erin's) scores 0 with no test run
         full = {t["id"]: t["points"] for t in verdict.test_cells(assignment) if t["hidden"]}
         (row,) = rows  # {test: (auto score, manual score)}
         if assignment != "ode_adjoint" and any((row[t][0] or 0) < points for t, points in full.items() if t in row):
