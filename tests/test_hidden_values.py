@@ -9,8 +9,9 @@ its inputs come from a key that changes with the submission's content (grader/pi
   f-string, an error message quoting one, check_close's "得到 …");
 * on the demo class (tests/demo_run.py), whose failing students include the naive softplus that
   once printed hidden points: each hidden verdict runs again here, recording every number it
-  computed, and none of them, in the formats Python and NumPy print, is on any feedback page, in
-  grades.csv or in the class report;
+  computed that changes with the key (run again with another key: fixed points and visible
+  values drop out), and none of them, in the formats Python and NumPy print to six or more
+  significant digits, is on any feedback page, in grades.csv or in the class report;
 * the keys: the same submission draws the same inputs again, a changed one draws new ones.
 
 The whole catalogue's hidden messages are checked in tests/test_selfproof.py (`unexplained_numbers`:
@@ -116,21 +117,24 @@ def test_a_changed_submission_draws_new_hidden_inputs_and_the_same_one_the_same(
 
 # —— the demo class: every page, grades.csv and the report ——
 
-SIGNIFICANT = 4  # a value with fewer significant digits (0.5, -2.5, 41.0) is not specific to an input
-FORMATS = (
-    repr,
-    str,
-    "{:.3f}".format,
-    "{:.4f}".format,
-    "{:.6f}".format,
-    "{:.2e}".format,
-    "{:.3e}".format,
-    "{:g}".format,
-)
+# A number printed with fewer significant digits (leading and trailing zeros aside) recurs by
+# chance on a page of numbers: 1.136 or 9.932 were on some page in every run. Six digits are
+# specific to an input; the gate (above) keeps shorter forms out of hidden messages.
+SIGNIFICANT = 6
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def _digits(text: str) -> str:
-    return text.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+    return text.split("e")[0].replace(".", "").strip("0")
+
+
+def printed_forms(v: float) -> set[str]:
+    """How Python and NumPy print a value (as float64, and as float32 the way NumPy's arrays and
+    scalars show it, or widened to a Python float), without the sign."""
+    v32 = np.float32(v)
+    in_array = np.array2string(np.array([v32]))[1:-1].strip()  # NumPy's arrays cap it at 8 digits
+    forms = {repr(float(v)), str(v32), in_array, repr(float(v32)), f"{float(v):.6f}", f"{float(v32):.6f}"}
+    return {f.lstrip("-") for f in forms if len(_digits(f.lstrip("-"))) >= SIGNIFICANT}
 
 
 def numbers_in(value, found: set) -> None:
@@ -143,15 +147,15 @@ def numbers_in(value, found: set) -> None:
             numbers_in(item, found)
     elif isinstance(value, (float, np.floating, np.ndarray)) and np.issubdtype(np.asarray(value).dtype, np.floating):
         for v in np.asarray(value).ravel()[:5000]:
-            if np.isfinite(v) and len(_digits(repr(float(v)))) >= SIGNIFICANT:
-                for kind in (float, np.float32):
-                    found.update(s for f in FORMATS if len(_digits(s := f(kind(v)))) >= SIGNIFICANT)
+            if np.isfinite(v):
+                found.update(printed_forms(float(v)))
 
 
 def hidden_numbers(out, student: str, assignment: str) -> set[str]:
-    """What each hidden verdict of this submission computed: its kernel exports again (the
-    autograded notebook keeps no programs), the judge runs here with the student's key and
-    records each hidden test's namespace."""
+    """What each hidden verdict of this submission computed from its hidden inputs: its kernel
+    exports again (the autograded notebook keeps no programs), the judge runs here with the
+    student's key and records each hidden test's namespace. A number the same tests also compute
+    with another key (a fixed point, a visible value) is not derived from the hidden inputs."""
     submitted = course.notebook_path(out / "course" / "submitted" / student, assignment)
     nb = verdict.kernel_notebook(answers.with_answer(
         nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4),
@@ -159,16 +163,20 @@ def hidden_numbers(out, student: str, assignment: str) -> set[str]:
     ))  # fmt: skip
     quick.run_in_kernel(nb, assignment)
     programs, _ = verdict.read_programs(nb)
-    record: dict = {}
     tests = [t for t in verdict.test_cells(assignment) if t["hidden"]]
+
+    def computed(secret: str) -> set[str]:
+        record: dict = {}
+        ch4judge.judge({"secret": secret, "tests": tests, "programs": programs}, io.StringIO(), record=record)
+        found: set = set()
+        for space in record.values():
+            for name, value in space.items():
+                if name.startswith("_") and not name.startswith("__"):
+                    numbers_in(value, found)
+        return found
+
     seed = worker.student_seed(out / "course", student, assignment)
-    ch4judge.judge({"secret": seed, "tests": tests, "programs": programs}, io.StringIO(), record=record)
-    found: set = set()
-    for space in record.values():
-        for name, value in space.items():
-            if name.startswith("_") and not name.startswith("__"):
-                numbers_in(value, found)
-    return found
+    return computed(seed) - computed(seed[::-1])
 
 
 def failed_hidden(demo_run) -> list[tuple[str, str]]:
@@ -186,11 +194,23 @@ def failed_hidden(demo_run) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def test_the_page_search_finds_a_value_as_python_and_numpy_print_it():
+    """The demo pages' search is no blind scan: an array printed by NumPy, an entry of it in an
+    f-string or after float(), is found; a number rounded to four digits is not searched for."""
+    x = np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32) * 100
+    found: set = set()
+    numbers_in(x, found)
+    for page in (f"余切 {x}", f"g = {float(x[0, 2])}", f"例如 x = {x[1, 1:3]!r}", f"范数 {x[2, 3]}", f"{-x[2, 0]:.6f}"):
+        assert found & set(NUMBER.findall(page)), page
+    assert not found & set(NUMBER.findall(f"{x[0, 0]:.4g}"))
+
+
 @in_its_group
 def test_no_hidden_value_reaches_a_page_the_csv_or_the_report(demo_run):
     out = demo_run.out
     published = [*out.glob("feedback/*/*/*.html"), *out.glob("*.csv"), *out.glob("report/*.*")]
     texts = {path: html.unescape(path.read_text(encoding="utf-8", errors="replace")) for path in published}
+    tokens = {path: set(NUMBER.findall(text)) for path, text in texts.items()}
     probed = failed_hidden(demo_run)
     assert (PROBER, PROBED) in probed and len(probed) >= 5, f"too few hidden failures to prove anything: {probed}"
     leaks, recorded = [], {}
@@ -198,8 +218,8 @@ def test_no_hidden_value_reaches_a_page_the_csv_or_the_report(demo_run):
         # A blank answer can fail every hidden test before it draws an input: nothing to leak then.
         numbers = hidden_numbers(out, student, assignment)
         recorded[(student, assignment)] = len(numbers)
-        for path, text in texts.items():
-            leaks += [f"{student}/{assignment}: {n} in {path.relative_to(out)}" for n in numbers if n in text]
+        for path, printed in tokens.items():
+            leaks += [f"{student}/{assignment}: {n} in {path.relative_to(out)}" for n in numbers & printed]
     searched = [key for key, count in recorded.items() if count > 100]
     assert (PROBER, PROBED) in searched and len(searched) >= 5, f"too few hidden numbers to prove anything: {recorded}"
     assert not leaks, leaks[:10]
