@@ -31,8 +31,8 @@ import types
 import ch4judge
 import jax
 import numpy as np
-from ch4protocol import EXPORT_HELPER_NAMES, GRADING_ENV, MIME, TEST_MAGIC, split_test_cell
-from ch4summary import Results, is_summary_cell, report_tests  # report_tests: every exercise's last cell
+from ch4protocol import EXPORT_HELPER_NAMES, MIME, TEST_MAGIC, split_test_cell
+from ch4summary import Results, grading, is_summary_cell, report_tests  # report_tests: every exercise's last cell
 
 __all__ = [
     "start_tests",
@@ -47,10 +47,6 @@ __all__ = [
     "with_jacobian",
     "programs",
 ]
-
-
-def grading() -> bool:
-    return os.environ.get(GRADING_ENV) == "1"
 
 
 def f32(*shape: int) -> jax.ShapeDtypeStruct:

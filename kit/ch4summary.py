@@ -18,6 +18,7 @@ from ch4protocol import GRADING_ENV
 
 
 def grading() -> bool:
+    """True in a kernel the grader runs (it records and prints nothing; ch4check reads it too)."""
     return os.environ.get(GRADING_ENV) == "1"
 
 

@@ -40,6 +40,16 @@ from proof import answers
 # —— the grading command and what it writes ——
 
 
+def student_pins():
+    """tools/student_pins.py (what `make pins` runs; a script, not a package): `left_out`, `without`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("student_pins", REPO / "tools" / "student_pins.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def grade_cli(submitted, out, *extra, jobs=2, timeout=900, **run) -> subprocess.CompletedProcess:
     """`python -m grader grade SUBMITTED --out OUT --jobs 2 EXTRA...` from the repository root."""
     return subprocess.run(

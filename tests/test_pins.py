@@ -5,7 +5,9 @@ versions, fewer of them."""
 
 import re
 
+from helpers import student_pins
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name as canonical
 
 from grader import REPO
 
@@ -14,10 +16,6 @@ def requirements(name: str) -> list[Requirement]:
     lines = (REPO / name).read_text(encoding="utf-8").splitlines()
     lines = [line.split("#")[0].strip() for line in lines]
     return [Requirement(line) for line in lines if line and not line.startswith("-c ")]
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 PINS = {canonical(r.name): r for r in requirements("requirements.txt")}
@@ -71,18 +69,15 @@ def test_the_slow_optional_format_checker_is_not_installed_and_nothing_misses_it
     assert not formats & {"iri", "iri-reference"}
 
 
-LEAVE_OUT = re.compile(r"^# leave out: (\S+)\s+(.*)$", re.M)
-
-
 def test_what_the_student_edition_leaves_out_is_reasoned_and_never_installed():
     """requirements-student.in leaves out a few packages others declare (each with its reason);
     they are not in requirements-student.txt, and tools/install_pins.sh installs with --no-deps,
     so pip does not fetch them back. (That nothing a student runs needs them:
     tests/test_student_edition.py, in an environment of the student's pins alone.)"""
     import subprocess
-    import sys
 
-    left_out = {canonical(name): why for name, why in LEAVE_OUT.findall((REPO / "requirements-student.in").read_text())}
+    pins = student_pins()
+    left_out = pins.left_out((REPO / "requirements-student.in").read_text())
     assert left_out and all(len(why) >= 20 for why in left_out.values()), left_out
     student = {canonical(r.name) for r in requirements("requirements-student.txt")}
     assert not student & left_out.keys(), f"left out but pinned for students: {sorted(student & left_out.keys())}"
@@ -91,12 +86,7 @@ def test_what_the_student_edition_leaves_out_is_reasoned_and_never_installed():
     assert re.search(r"pip install [^\n]*--no-deps -r requirements\.txt", install), "pip would fetch them again"
     # tools/student_pins.py, which `make pins` runs after compiling: it drops exactly those lines
     compiled = (REPO / "requirements-student.txt").read_text() + "".join(f"{n}==1.0  # via x\n" for n in left_out)
-    sys.path.insert(0, str(REPO / "tools"))
-    try:
-        import student_pins
-    finally:
-        sys.path.remove(str(REPO / "tools"))
-    kept, dropped = student_pins.without(compiled, set(left_out))
+    kept, dropped = pins.without(compiled, set(left_out))
     assert dropped == set(left_out) and kept == (REPO / "requirements-student.txt").read_text()
     assert (
         subprocess.run(["make", "--no-print-directory", "-n", "pins"], cwd=REPO, capture_output=True, text=True)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import chromium, saved_answer
+from helpers import chromium, saved_answer, student_pins
 from jupyter_servers import free_port, request, running
+from packaging.utils import canonicalize_name as canonical
 
 from grader import REPO, course
 from grader.instructor import edition
@@ -171,10 +172,6 @@ def student_distributions() -> list:
     return [found[name] for name in sorted(pinned)]
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def students_pins_only(view: Path, prefix: Path) -> None:
     """Links in `view` to the top-level files and folders of the student's pins in this checkout's
     site-packages, and their Jupyter data (share/jupyter, etc/jupyter) copied under `prefix`."""
@@ -224,10 +221,7 @@ def student_python(unpacked: Path, code: str) -> subprocess.CompletedProcess:
 def test_the_students_environment_lacks_only_what_the_edition_leaves_out(unpacked):
     """What pip check finds missing in the student's environment is only what requirements-student.in
     leaves out (nbgrader declares notebook and ipywidgets); none of those is importable there."""
-    left_out = {
-        canonical(m[1])
-        for m in re.finditer(r"^# leave out: (\S+)", (REPO / "requirements-student.in").read_text(), re.M)
-    }
+    left_out = set(student_pins().left_out((REPO / "requirements-student.in").read_text()))
     assert left_out, "requirements-student.in leaves nothing out"
     check = subprocess.run(
         [str(unpacked / ".venv" / "bin" / "python"), "-m", "pip", "check"], capture_output=True, text=True

@@ -10,22 +10,21 @@ import re
 import sys
 from pathlib import Path
 
-LEAVE_OUT = re.compile(r"^# leave out: (\S+)\s+\S")
+from packaging.utils import canonicalize_name
+
+LEAVE_OUT = re.compile(r"^# leave out: (\S+)\s*(.*)$", re.M)
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def left_out(source: str) -> set[str]:
-    return {canonical(m.group(1)) for line in source.splitlines() if (m := LEAVE_OUT.match(line))}
+def left_out(source: str) -> dict[str, str]:
+    """{package: why} for each `# leave out: NAME  why` line."""
+    return {canonicalize_name(name): why for name, why in LEAVE_OUT.findall(source)}
 
 
 def without(pins: str, names: set[str]) -> tuple[str, set[str]]:
     """`pins` without the lines pinning `names`, and which of them it held."""
     kept, dropped = [], set()
     for line in pins.splitlines(keepends=True):
-        name = canonical(re.split(r"[=<>~!\[ ;]", line.strip(), maxsplit=1)[0]) if line[:1].isalnum() else None
+        name = canonicalize_name(re.split(r"[=<>~!\[ ;]", line.strip(), maxsplit=1)[0]) if line[:1].isalnum() else None
         if name in names:
             dropped.add(name)
         else:
@@ -34,7 +33,7 @@ def without(pins: str, names: set[str]) -> tuple[str, set[str]]:
 
 
 def main() -> int:
-    names = left_out(Path("requirements-student.in").read_text(encoding="utf-8"))
+    names = set(left_out(Path("requirements-student.in").read_text(encoding="utf-8")))
     target = Path("requirements-student.txt")
     pins, dropped = without(target.read_text(encoding="utf-8"), names)
     if dropped != names:
