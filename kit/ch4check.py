@@ -31,21 +31,20 @@ import types
 import ch4judge
 import jax
 import numpy as np
-from ch4protocol import EXPORT_HELPER_NAMES, MIME, TEST_MAGIC, split_test_cell
+from ch4protocol import EXPORT_HELPER_NAMES, MIME, SIZES_ENV, TEST_MAGIC, sizes_seed, split_test_cell
 from ch4summary import Results, grading, is_summary_cell, report_tests  # report_tests: every exercise's last cell
 
 __all__ = [
     "start_tests",
     "report_tests",
     "export",
-    "export_fwd",
-    "export_bwd",
-    "export_vjp",
-    "export_pullback",
+    "export_split",
+    "export_jvp",
+    "at",
     "f32",
     "i32",
-    "with_jacobian",
     "programs",
+    "sizes_for",
 ]
 
 
@@ -62,14 +61,19 @@ def export(fun, *specs, vjp: bool = False) -> bytes:
     """``fun`` traced at the shapes `specs` (pytrees of ShapeDtypeStruct) and exported as a
     serialized CPU program, with its reverse-mode derivative when ``vjp``. Test cells that export
     the same function at the same shapes, one after another, get the same bytes (`_Exports`)."""
-    from jax import export as jax_export
 
     leaves, tree = jax.tree_util.tree_flatten(specs)
     key = (_Exports.key(fun), tree, tuple((tuple(leaf.shape), str(leaf.dtype)) for leaf in leaves), vjp)
     if key not in _Exports.made:
-        exported = jax_export.export(jax.jit(fun), platforms=["cpu"])(*specs)
-        _Exports.made[key] = bytes(exported.serialize(vjp_order=1 if vjp else 0))
+        _Exports.made[key] = _serialized(fun, specs, vjp)
     return _Exports.made[key]
+
+
+def _serialized(fun, specs, vjp: bool = False) -> bytes:
+    from jax import export as jax_export
+
+    exported = jax_export.export(jax.jit(fun), platforms=["cpu"])(*specs)
+    return bytes(exported.serialize(vjp_order=1 if vjp else 0))
 
 
 class _Exports:
@@ -119,87 +123,85 @@ def _shape(code) -> tuple:
     return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount, code.co_flags)
 
 
-def export_fwd(f, *specs) -> bytes:
-    """A ``jax.custom_vjp``'s forward rule ``f.fwd`` at `specs`: it returns (the primal output,
-    the residuals as a flat tuple of arrays), whatever container the rule keeps them in."""
+def export_split(f, *specs) -> tuple[bytes, bytes]:
+    """The graded call of ``f`` at `specs`, as the two programs ``jax.vjp`` makes of it in one
+    trace: its forward pass ``(*args) -> (value, residuals)`` (the residuals: the leaves of the
+    pullback, what the forward pass keeps for the backward one) and its backward pass
+    ``(residuals, cotangent) -> cotangents of args``, whatever made the rule (a ``custom_vjp``,
+    ``lax.custom_root``, autodiff). The judge computes the value from the first and the VJP by
+    running the second on the first's residuals, so every measure of the method (what is kept,
+    what the backward pass holds and computes) is taken on the very programs whose values are
+    graded. ``f`` is traced once: nothing else it carries (attributes, other rules) is read."""
+    leaves, tree = jax.tree_util.tree_flatten(specs)
+    key = ("split", _Exports.key(f), tree, tuple((tuple(leaf.shape), str(leaf.dtype)) for leaf in leaves))
+    if key not in _Exports.made:
+        made = {}
 
-    def fwd(*args):
-        out, residuals = f.fwd(*args)
-        return out, tuple(jax.tree_util.tree_leaves(residuals))
+        def forward(*args):
+            value, pullback = jax.vjp(f, *args)
+            residuals, made["structure"] = jax.tree_util.tree_flatten(pullback)
+            made["shapes"] = jax.tree_util.tree_map(lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype), (residuals, value))
+            return value, tuple(residuals)
 
-    return export(fwd, *specs)
+        def backward(residuals, cotangent):
+            return tuple(jax.tree_util.tree_unflatten(made["structure"], list(residuals))(cotangent))
 
-
-def export_bwd(f, *specs) -> bytes:
-    """A ``jax.custom_vjp``'s backward rule ``f.bwd``, taking the residuals as ``export_fwd``
-    gives them for inputs of shapes `specs`, and a cotangent shaped like the primal output."""
-    out, residuals = jax.eval_shape(f.fwd, *specs)
-    leaves, structure = jax.tree_util.tree_flatten(residuals)
-
-    def bwd(flat, cotangent):
-        return f.bwd(jax.tree_util.tree_unflatten(structure, flat), cotangent)
-
-    return export(bwd, tuple(leaves), out)
-
-
-def export_vjp(f, *specs) -> bytes:
-    """``f``'s value and its VJP in one program: ``(*args, cotangent) -> (f(*args), *cotangents of
-    args)``, the cotangent shaped like the output. A test that checks the value and one that checks
-    the VJP share it, so the judge compiles the function once."""
-    out = jax.eval_shape(f, *specs)
-
-    def value_and_vjp(*args):
-        *primals, cotangent = args
-        value, pull = jax.vjp(f, *primals)
-        return (value, *pull(cotangent))
-
-    return export(value_and_vjp, *specs, out)
+        first = _serialized(forward, specs)
+        kept, out = made["shapes"]
+        _Exports.made[key] = (first, _serialized(backward, (tuple(kept), out)))
+    return _Exports.made[key]
 
 
-def export_pullback(f, *specs) -> bytes:
-    """The backward pass ``jax.vjp`` makes for ``f``, whatever made it (a ``custom_vjp``, ``lax.custom_root``,
-    autodiff through a loop): ``(residuals, cotangent) -> cotangents of f's inputs``, its inputs what the forward
-    pass keeps for it (the pullback's leaves), its live bytes (``Program.live_bytes``) the backward pass's memory."""
-    leaves, structure = jax.tree_util.tree_flatten(jax.eval_shape(lambda *args: jax.vjp(f, *args)[1], *specs))
+def export_jvp(f, *specs) -> bytes:
+    """``f``'s forward mode as one program: ``(*primals, *tangents) -> (value, tangent of the value)``,
+    the tangents shaped like the primals (``jax.jvp`` of the call)."""
 
-    def backward(flat, cotangent):
-        return jax.tree_util.tree_unflatten(structure, flat)(cotangent)
+    def value_and_jvp(*args):
+        half = len(args) // 2
+        return jax.jvp(f, args[:half], args[half:])
 
-    return export(backward, tuple(leaves), jax.eval_shape(f, *specs))
+    return export(value_and_jvp, *specs, *specs)
 
 
-def with_jacobian(J):
-    """A test function whose Jacobian is ``J``, an input of the exported program that only the
-    verdict fills: its JVP rule computes ``J @ t`` and nothing else, so a program learns J only
-    by pushing tangents through it, and the judge counts them from J's uses
-    (``Program.jvp_products``). Its value is sin v, which says nothing about J. Forward mode
-    only: the tangent first passes a ``while_loop``, which reverse mode cannot transpose."""
+def at(settings: dict, make):
+    """``make()`` while the answer's global names in `settings` hold other values (``N_STEPS =
+    400``). The statement says such a name is read when the function is called, so an export made
+    here sees it; the answer's own values come back afterwards."""
+    from IPython import get_ipython
 
-    @jax.custom_jvp
-    def counted(v):
-        return jax.numpy.sin(v)
-
-    @counted.defjvp
-    def _rule(primals, tangents):
-        (v,), (t,) = primals, tangents
-        t = jax.lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, s[1] * 1.0), (0, t))[1]
-        return jax.numpy.sin(v), J @ t
-
-    return counted
+    user = get_ipython().user_ns
+    before = {name: user[name] for name in settings if name in user}
+    _Exports.forget()
+    user.update(settings)
+    try:
+        return make()
+    finally:
+        for name in settings:
+            user.pop(name, None)
+        user.update(before)
+        _Exports.forget()
 
 
 EXPORT_HELPERS = {name: globals()[name] for name in EXPORT_HELPER_NAMES}  # the one list: ch4protocol
 
 
 def _exported(exports: dict) -> dict:
-    """Each ``name: thunk`` run on its own: {name: {"program": base64} | {"error": text}}."""
+    """Each ``name: thunk`` run on its own: {name: {"program": base64[, "backward": base64]} | {"error": text}}."""
     payload = {}
     for name, thunk in exports.items():
         try:
-            payload[str(name)] = {"program": base64.b64encode(thunk()).decode()}
+            made = thunk()
+            if isinstance(made, tuple):  # export_split: the forward and the backward pass
+                payload[str(name)] = {"program": _text(made[0]), "backward": _text(made[1])}
+            else:
+                payload[str(name)] = {"program": _text(made)}
         except Exception as err:  # the student's code may raise anything while it is traced
             payload[str(name)] = {"error": ch4judge.error_text(err)}
     return payload
+
+
+def _text(program: bytes) -> str:
+    return base64.b64encode(program).decode()
 
 
 def programs(test_id: str, exports: dict) -> ch4judge.Programs | None:
@@ -221,6 +223,18 @@ def programs(test_id: str, exports: dict) -> ch4judge.Programs | None:
 def seed_for(test_id: str) -> int:
     """While a student works: fresh inputs every run (grading: the judge's own, secret)."""
     return int.from_bytes(os.urandom(8), "little")
+
+
+def sizes_for(test_id: str) -> np.random.Generator:
+    """Where a hidden test draws its sizes and structures (a test body calls it once, in its export
+    part). While a student works: fresh ones every run. Graded: from the key the grader gave this
+    kernel (`ch4protocol.SIZES_ENV`), which the judge derives too, so both draw the same."""
+    if not grading():
+        return np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+    key = os.environ.get(SIZES_ENV)
+    if not key:
+        raise RuntimeError("course bug: a graded kernel without its sizes key")
+    return np.random.default_rng(sizes_seed(key, test_id))
 
 
 class _Undefined:
@@ -284,7 +298,7 @@ def _ch4test(line: str, cell: str) -> None:
         return programs(test_id, exports)
 
     names = {name: user[name] if name in user else _Undefined(name) for name in _Tests.interface}
-    names |= {"programs": exporting, "seed_for": seed_for, **EXPORT_HELPERS}
+    names |= {"programs": exporting, "seed_for": seed_for, "sizes_for": sizes_for, **EXPORT_HELPERS}
     body = split_test_cell(cell)
     space = ch4judge.namespace(body, names)
     _Tests.runs += 1

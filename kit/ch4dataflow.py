@@ -90,52 +90,47 @@ def _tangents_pushed(op, position: int) -> int | None:
     return int(np.prod([size for d, size in enumerate(shape) if d not in contracted]))
 
 
-def peak_live_bytes(exported) -> int:
-    """The most bytes of values a program holds at once when it runs op by op in its written
-    order, each value freed after its last use: loop bodies and called functions count once, at
-    their own peak, on top of what is live around them. A backward pass that keeps a solver's
-    trajectory holds it, however the program was written (a stacked array, a loop's carry, or a
-    hundred separate values of an unrolled Python loop); one that recomputes what it needs does
-    not. XLA's own memory analysis is no measure of this: it reports a few fixed kilobytes for an
-    unrolled program whatever it keeps. Raises ValueError for a program that calls itself."""
-    from jax._src.interpreters import mlir
+def _elements(value) -> int:
+    """How many numbers a value holds (a token or a tuple holds none of its own)."""
     from jax._src.lib.mlir import ir
 
-    def size(value) -> int:
-        try:
-            shaped = ir.RankedTensorType(value.type)
-        except ValueError:  # a token or a tuple: no data of its own
-            return 0
-        bits = 32
-        for kind in (ir.FloatType, ir.IntegerType, ir.ComplexType):
-            try:
-                element = kind(shaped.element_type)
-            except ValueError:
-                continue
-            bits = element.width if kind is not ir.ComplexType else 2 * ir.FloatType(element.element_type).width
-        return int(np.prod([max(dim, 1) for dim in shaped.shape], dtype=np.int64)) * max(bits, 8) // 8
+    try:
+        shaped = ir.RankedTensorType(value.type)
+    except ValueError:
+        return 0
+    return int(np.prod(shaped.shape, dtype=np.int64)) if shaped.shape else 1
 
-    def reads(op, found: list) -> None:
-        """Every value `op` reads, its nested regions included."""
-        found.extend(op.operands)
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    reads(inner.operation, found)
+
+def _functions(module) -> dict:
+    return {
+        str(op.attributes["sym_name"]).strip('"'): op.operation
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+    }
+
+
+def _callee(op) -> str:
+    return str(op.attributes["callee"]).lstrip("@").strip('"')
+
+
+def peak_live_elements(exported) -> int:
+    """The most numbers a program holds at once when it runs op by op in its written order, each
+    value freed after its last use, whatever its dtype (a float64 answer holds as many numbers as a
+    float32 one). Every value is counted once, where it is made: what a loop body or a called
+    function receives as arguments is its caller's value, already counted there, so a value passed
+    a thousand times costs nothing extra and hides nothing either; what a body or a callee makes
+    counts once, at its own peak, on top of what is live around it. A backward pass that keeps a
+    solver's trajectory holds it, however it was written (a stacked array, a loop's carry, a hundred
+    values of an unrolled Python loop); one that recomputes what it needs does not. XLA's memory
+    analysis is no measure of this (a few fixed kilobytes for an unrolled program, whatever it
+    keeps). Raises ValueError for a program that calls itself."""
+    from jax._src.interpreters import mlir
 
     with mlir.make_ir_context():
         module = parsed(exported)
-        functions = {
-            str(op.attributes["sym_name"]).strip('"'): op
-            for op in module.body.operations
-            if op.operation.name == "func.func"
-        }
+        functions = _functions(module)
         peaks: dict[str, int] = {}
         calling: set[str] = set()
-
-        def inside(block) -> int:
-            """The block's own peak beyond its arguments (they alias what its owner passed in)."""
-            return max(0, block_peak(block) - sum(size(a) for a in block.arguments))
 
         def called(name: str) -> int:
             if name in calling:
@@ -145,28 +140,247 @@ def peak_live_bytes(exported) -> int:
                 return 0
             if name not in peaks:
                 calling.add(name)
-                peaks[name] = inside(function.regions[0].blocks[0])
+                peaks[name] = block_peak(function.regions[0].blocks[0])
                 calling.discard(name)
             return peaks[name]
 
         def block_peak(block) -> int:
+            """The block's own peak: what its operations make, its arguments not counted."""
             ops = [op.operation for op in block.operations]
             last: dict = {}
             for i, op in enumerate(ops):
                 found: list = []
-                reads(op, found)
+                _reads(op, found)
                 for value in found:
                     last[value] = i
-            live = {a: size(a) for a in block.arguments if a in last}
-            peak = sum(live.values())
+            live: dict = {}
+            peak = 0
             for i, op in enumerate(ops):
-                nested = [inside(b) for region in op.regions for b in region.blocks]
+                nested = [block_peak(b) for region in op.regions for b in region.blocks]
                 if op.name == "func.call":
-                    nested.append(called(str(op.attributes["callee"]).lstrip("@").strip('"')))
-                live.update({result: size(result) for result in op.results})
+                    nested.append(called(_callee(op)))
+                live.update({result: _elements(result) for result in op.results})
                 peak = max(peak, sum(live.values()) + max(nested, default=0))
                 for value in [v for v in live if last.get(v, -1) <= i]:
                     del live[value]
             return peak
 
-        return block_peak(functions["main"].regions[0].blocks[0])
+        main = functions["main"].regions[0].blocks[0]
+        return sum(_elements(a) for a in main.arguments) + block_peak(main)
+
+
+def _reads(op, found: list) -> None:
+    """Every value `op` reads, its nested regions included."""
+    found.extend(op.operands)
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _reads(inner.operation, found)
+
+
+# ---------------------------------------------------------------------------------------------
+# Work: what a program computes, counted as it runs.
+#
+# A gradient by reverse mode costs a small multiple of the function (4.1's cheap-gradient
+# principle); one forward-mode pass or one finite difference per input entry costs the entries
+# times the function, even spread over `vmap` or `lax.map`. So the work of a program is the sum,
+# over the operations it executes, of the numbers each one handles (the larger of what it reads
+# and what it makes; a matrix product its multiply-adds), each loop body counted once per
+# iteration it runs. A loop's trip count may depend on the inputs, so it is known only by
+# running: `counting` rewrites the program so that it also returns this sum, threading a counter
+# through every loop and branch. XLA's cost analysis and any reading of the text count a loop
+# body once.
+
+_CONTROL = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+MAX_INLINED_OPERATIONS = 400_000  # a program this large once its calls are copied in is not measured
+
+
+def _cost(op) -> int:
+    """The numbers one execution of `op` handles (0 for constants and terminators)."""
+    if op.name in ("func.return", "stablehlo.return", "stablehlo.constant"):
+        return 0
+    if op.name == "stablehlo.dot_general":
+        from jax._src.lib.mlir import ir
+
+        numbers = str(op.attributes["dot_dimension_numbers"])
+        found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
+        shape = ir.RankedTensorType(op.operands[0].type).shape
+        contracted = [int(d) for d in found.group(1).split(",") if d.strip()] if found else []
+        return _elements(op.results[0]) * int(np.prod([shape[d] for d in contracted], dtype=np.int64))
+    if op.name in ("stablehlo.dynamic_update_slice", "stablehlo.scatter"):
+        return sum(_elements(v) for v in op.operands[1:])  # written in place: the update, not the array
+    if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather", "stablehlo.get_tuple_element"):
+        return _elements(op.results[0])  # reads only what it takes
+    handled = max([_elements(v) for v in (*op.operands, *op.results)], default=0)
+    inner = sum(1 for region in op.regions for block in region.blocks for _ in block.operations)
+    return handled * max(1, inner)  # reduce, sort, scatter: their small region runs per element
+
+
+def _inline_calls(module) -> None:
+    """Copy every called function's body into `main` at its call sites, so that a counter can be
+    threaded through it (a function called from many places counts each time it runs)."""
+    from jax._src.lib.mlir import ir
+
+    functions = _functions(module)
+    main, copied = functions["main"], 0
+    while True:
+        calls: list = []
+
+        def visit(op, calls=calls):
+            if op.name == "func.call":
+                calls.append(op)
+            return ir.WalkResult.ADVANCE
+
+        main.walk(visit)
+        if not calls:
+            break
+        for call in calls:
+            callee = functions.get(_callee(call))
+            if callee is None or not len(callee.regions[0].blocks):
+                raise ValueError("a call to a function without a body here")
+            copy = callee.clone(ir.InsertionPoint(main))
+            block = copy.regions[0].blocks[0]
+            for argument, value in zip(block.arguments, call.operands, strict=True):
+                argument.replace_all_uses_with(value)
+            ops = [op.operation for op in block.operations]
+            for op in ops[:-1]:
+                op.move_before(call)
+            for result, value in zip(call.results, ops[-1].operands, strict=True):
+                result.replace_all_uses_with(value)
+            call.erase()
+            copy.erase()
+            copied += len(ops)
+            if copied > MAX_INLINED_OPERATIONS:
+                raise ValueError("the program is too large to measure once its calls are copied in")
+    for name, function in functions.items():
+        if name != "main":
+            function.erase()
+
+
+def _scalar():
+    from jax._src.lib.mlir import ir
+
+    return ir.RankedTensorType.get([], ir.F32Type.get())
+
+
+def _constant(number: float, before):
+    from jax._src.lib.mlir import ir
+
+    value = ir.DenseElementsAttr.get_splat(_scalar(), ir.FloatAttr.get(ir.F32Type.get(), float(number)))
+    return ir.Operation.create(
+        "stablehlo.constant", results=[_scalar()], attributes={"value": value}, ip=ir.InsertionPoint(before)
+    ).result
+
+
+def _add(a, b, before):
+    from jax._src.lib.mlir import ir
+
+    return ir.Operation.create("stablehlo.add", results=[_scalar()], operands=[a, b], ip=ir.InsertionPoint(before)).result
+
+
+def _append_to_terminator(block, value) -> None:
+    from jax._src.lib.mlir import ir
+
+    terminator = list(block.operations)[-1].operation
+    ir.Operation.create(terminator.name, operands=[*terminator.operands, value], ip=ir.InsertionPoint(terminator))
+    terminator.erase()
+
+
+def _with_counter(op, counter_in):
+    """`op` rebuilt with one more result, a scalar count (and one more operand, `counter_in`, for a
+    loop's carry); its regions move over unchanged."""
+    from jax._src.lib.mlir import ir
+
+    operands = [*op.operands, *([counter_in] if counter_in is not None else [])]
+    rebuilt = ir.Operation.create(
+        op.name,
+        results=[*(r.type for r in op.results), _scalar()],
+        operands=operands,
+        attributes={a.name: a.attr for a in op.attributes},
+        regions=len(op.regions),
+        ip=ir.InsertionPoint(op),
+    )
+    for old, new in zip(op.regions, rebuilt.regions, strict=True):
+        for block in list(old.blocks):
+            block.append_to(new)
+    for old, new in zip(op.results, rebuilt.results, strict=False):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return rebuilt
+
+
+def _count_block(block) -> tuple:
+    """Thread counters through `block` (in place). (the value that holds one execution's work,
+    the part of it known without running, whether any of it is known only at run time)."""
+    from jax._src.lib.mlir import ir
+
+    ops = [op.operation for op in block.operations]
+    known, measured = 0, []
+    for op in ops[:-1]:
+        if op.name == "stablehlo.while":
+            cond = op.regions[0].blocks[0]
+            if any(inner.operation.name in _CONTROL for inner in cond.operations):
+                raise ValueError("a loop or a branch inside a loop's condition")
+            per_test = sum(_cost(inner.operation) for inner in cond.operations)
+            loop = _with_counter(op, _constant(0.0, op))
+            cond, body = (region.blocks[0] for region in loop.regions)
+            cond.add_argument(_scalar(), ir.Location.unknown())
+            counter = body.add_argument(_scalar(), ir.Location.unknown())
+            work, _, _ = _count_block(body)
+            terminator = list(body.operations)[-1].operation
+            _append_to_terminator(body, _add(_add(counter, work, terminator), _constant(per_test, terminator), terminator))
+            measured.append(loop.results[-1])
+        elif op.name in ("stablehlo.if", "stablehlo.case"):
+            branches = _with_counter(op, None)
+            for region in branches.regions:
+                _append_to_terminator(region.blocks[0], _count_block(region.blocks[0])[0])
+            measured.append(branches.results[-1])
+        else:
+            known += _cost(op)
+    total = _constant(known, ops[-1])
+    for value in measured:
+        total = _add(total, value, ops[-1])
+    return total, known, bool(measured)
+
+
+def counting(exported):
+    """(work, program): `work` the program's work when it holds no loop or branch (then it is
+    known without running it, and `program` is None), else None and `program`, the exported
+    program rewritten to also return its work as a last float32 output, to run on the inputs
+    whose work is wanted. Raises ValueError for a program that cannot be measured (it calls
+    itself, is too large once its calls are copied in, or tests a loop's condition with a loop)."""
+    import dataclasses
+
+    from jax._src import core
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    with mlir.make_ir_context(), ir.Location.unknown():
+        module = parsed(exported)
+        _inline_calls(module)
+        main = _functions(module)["main"]
+        block = main.regions[0].blocks[0]
+        total, known, dynamic = _count_block(block)
+        if not dynamic:
+            return float(known), None
+        _append_to_terminator(block, total)
+        kind = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(kind.inputs, [*kind.results, _scalar()]))
+        if "res_attrs" in main.attributes:
+            main.attributes["res_attrs"] = ir.ArrayAttr.get([*ir.ArrayAttr(main.attributes["res_attrs"]), ir.DictAttr.get({})])
+        if not module.operation.verify():
+            raise ValueError("the rewritten program does not verify")
+        serialized = _export._module_to_bytecode(module)
+    import jax
+
+    numbered = jax.tree_util.tree_unflatten(exported.out_tree, list(range(len(exported.out_avals))))
+    return None, dataclasses.replace(
+        exported,
+        mlir_module_serialized=serialized,
+        out_avals=(*exported.out_avals, core.ShapedArray((), np.float32)),
+        out_tree=jax.tree_util.tree_structure((numbered, 0)),
+        out_shardings_hlo=(*exported.out_shardings_hlo, None),
+        _out_named_shardings=(*exported._out_named_shardings, None),
+        _get_vjp=None,
+    )

@@ -40,14 +40,15 @@ from ch4messages import (
     EXPORT_HINT,
     NO_PROGRAM,
     Hidden,
-    _issue,
     attempt,
     check_close,
     error_text,
     missing_name,
     program,
+    shown,
+    text_pieces,
 )
-from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names
+from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names, sizes_key, sizes_seed
 
 # ---------------------------------------------------------------------------------------------
 # What a program may hold
@@ -89,6 +90,10 @@ MAX_PROGRAM_BYTES = 8 * 2**20  # one serialized program (a few thousand operatio
 
 class Refused(Exception):
     """A program outside the allow-policy: it is not run."""
+
+
+class Unmeasurable(Exception):
+    """A program whose work cannot be counted (kit/ch4dataflow.py, `counting`)."""
 
 
 def _operations(exported) -> list[tuple[str, dict]]:
@@ -144,6 +149,13 @@ class Program:
         self._jitted = jax.jit(exported.call)
 
     def __call__(self, *args):
+        """The program's outputs on `args`. A program with loops or branches and no serialized
+        derivative runs as its counting version (``counted``), so that measuring its work later
+        compiles nothing more."""
+        if not self.exported.has_vjp():
+            _, counting, why = self._counting
+            if counting is not None:
+                return self.counted(*args)[0]
         return self._jitted(*args)
 
     @property
@@ -155,18 +167,98 @@ class Program:
         return [tuple(a.shape) for a in self.exported.out_avals]
 
     @functools.cached_property
-    def live_bytes(self) -> int:
-        """The most bytes the program holds live at once, run op by op in its written order
-        (kit/ch4dataflow.py); a program that calls itself holds without bound."""
+    def held(self) -> int:
+        """The most numbers the program holds at once, run op by op in its written order
+        (kit/ch4dataflow.py), whatever their dtype; a program that calls itself holds without bound."""
         try:
-            return ch4dataflow.peak_live_bytes(self.exported)
+            return ch4dataflow.peak_live_elements(self.exported)
         except ValueError:
             return 2**62
+
+    @functools.cached_property
+    def _counting(self):
+        """(work known without running, or None; the program that also returns its work, or None;
+        why it cannot be measured, or "")."""
+        try:
+            known, counting = ch4dataflow.counting(self.exported)
+        except ValueError as err:
+            return None, None, str(err)
+        if counting is not None:
+            _check(counting)  # the rewritten program meets the same policy
+        return known, (jax.jit(counting.call) if counting is not None else None), ""
+
+    @property
+    def known_work(self) -> float | None:
+        """The work of any call, when the program holds no loop or branch (else None)."""
+        known, _, why = self._counting
+        if why:
+            raise Unmeasurable(why)
+        return known
+
+    def counted(self, *args):
+        """(outputs, work): the outputs of ``p(*args)`` and the work that call did: the numbers
+        each executed operation handled, each loop body counted once per iteration it ran
+        (kit/ch4dataflow.py). Raises Unmeasurable for a program whose work cannot be counted."""
+        known, counting, why = self._counting
+        if why:
+            raise Unmeasurable(why)
+        if counting is None:
+            return self._jitted(*args), known
+        *outputs, work = counting(*args)
+        return jax.tree_util.tree_unflatten(self.exported.out_tree, jax.tree_util.tree_leaves(outputs)), float(work)
 
     def jvp_products(self, arg: int) -> tuple[list[int], list[str]]:
         """How the program uses its input number `arg`, a Jacobian J a test function pushes
         tangents through (kit/ch4dataflow.py): (tangents per product, every other use)."""
         return ch4dataflow.jvp_products(self.exported, arg)
+
+
+class Split:
+    """A graded call as ``export_split`` exported it (kit/ch4check.py): ``fwd``, ``(*args) ->
+    (value, residuals)``, and ``bwd``, ``(residuals, cotangent) -> cotangents of args``, made by
+    ``jax.vjp`` in one trace. The value and the VJP a verdict grades come from these two programs,
+    and so does every measure of the method."""
+
+    def __init__(self, fwd: Program, bwd: Program) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def value(self, *args):
+        return self.fwd(*args)[0]
+
+    def vjp(self, args, cotangent):
+        """(value, cotangents of args): the backward pass run on the residuals the forward pass kept."""
+        value, residuals = self.fwd(*args)
+        return value, self.bwd(residuals, cotangent)
+
+    def counted_vjp(self, args, cotangent):
+        """(value, cotangents, forward work, backward work) of one graded call (``Program.counted``)."""
+        (value, residuals), forward = self.fwd.counted(*args)
+        cotangents, backward = self.bwd.counted(residuals, cotangent)
+        return value, cotangents, forward, backward
+
+    def work(self, args, cotangent) -> tuple[float, float]:
+        """(forward work, backward work) of the call on `args`, without its values: a program whose
+        work is known without running it is not run (an unrolled solver of 400 steps takes minutes
+        to compile)."""
+        forward, backward = self.fwd.known_work, self.bwd.known_work
+        if forward is not None and backward is not None:
+            return forward, backward
+        _, _, forward, backward = self.counted_vjp(args, cotangent)
+        return forward, backward
+
+    @functools.cached_property
+    def residual_shapes(self) -> list[tuple[int, ...]]:
+        """The shapes of what the forward pass keeps for the backward one (its residuals)."""
+        outputs = self.fwd.exported.out_avals
+        numbered = jax.tree_util.tree_unflatten(self.fwd.exported.out_tree, list(range(len(outputs))))
+        if not (isinstance(numbered, tuple) and len(numbered) == 2):
+            return []
+        return [tuple(outputs[i].shape) for i in jax.tree_util.tree_leaves(numbered[1])]
+
+    @property
+    def kept(self) -> int:
+        """How many numbers the residuals hold, whatever their dtype."""
+        return sum(int(np.prod(shape)) for shape in self.residual_shapes)
 
 
 _loaded: dict[bytes, Program] = {}  # one Program per distinct program, so one compilation per shape
@@ -201,22 +293,22 @@ def _deserialize(data: bytes) -> Program:
 
 class Programs:
     """A test's programs by name, as the verdict reads them: ``programs["sin2_save"]`` is a
-    Program, or fails the test with the reason it is missing (the export's error, or a refusal)."""
+    Program or a Split, or fails the test with the reason it is missing (the export's error, or a refusal)."""
 
-    def __init__(self, loaded: dict[str, Program | str] | None) -> None:
+    def __init__(self, loaded: dict[str, Program | Split | str] | None) -> None:
         self._loaded = loaded
 
-    def __getitem__(self, name: str) -> Program:
+    def __getitem__(self, name: str) -> Program | Split:
         if self._loaded is None:
-            raise AssertionError(_issue(NO_PROGRAM))
+            raise AssertionError(NO_PROGRAM)
         if name not in self._loaded:
-            raise AssertionError(_issue(f"没有收到 {name} 的程序。"))
+            raise AssertionError(f"没有收到 {name} 的程序。")
         found = self._loaded[name]
         undefined = re.match(r"NameError: name '(\w+)' is not defined", found) if isinstance(found, str) else None
         if undefined:
             raise AssertionError(missing_name(undefined.group(1)))
         if isinstance(found, str):
-            raise AssertionError(_issue(f"导出 {name} 时出错（{found}）：{EXPORT_HINT}"))
+            raise AssertionError(f"导出 {name} 时出错（{found}）：{EXPORT_HINT}")
         return found
 
     def reason(self, name: str) -> str:
@@ -225,12 +317,13 @@ class Programs:
         return found if isinstance(found, str) else ("" if name in self else NO_PROGRAM)
 
     def __contains__(self, name: str) -> bool:
-        return self._loaded is not None and isinstance(self._loaded.get(name), Program)
+        return self._loaded is not None and isinstance(self._loaded.get(name), Program | Split)
 
 
-def load_all(payload: dict) -> tuple[dict[str, Program | str], list[str]]:
-    """A test's payload ``{name: {"program": base64} | {"error": text}}`` as (loaded, refusals):
-    a refused program is missing from `loaded` and its reason is in `refusals`."""
+def load_all(payload: dict) -> tuple[dict[str, Program | Split | str], list[str]]:
+    """A test's payload ``{name: {"program": base64[, "backward": base64]} | {"error": text}}`` as
+    (loaded, refusals): a Program, or a Split when the export gave both passes of a call; a refused
+    program is missing from `loaded` and its reason is in `refusals`."""
     loaded, refusals = {}, []
     for name, item in payload.items():
         if isinstance(item, dict) and isinstance(item.get("error"), str):
@@ -239,18 +332,15 @@ def load_all(payload: dict) -> tuple[dict[str, Program | str], list[str]]:
         try:
             if not (isinstance(item, dict) and isinstance(item.get("program"), str)):
                 raise Refused("格式不对")
-            loaded[str(name)] = load(base64.b64decode(item["program"], validate=True))
+            first = load(base64.b64decode(item["program"], validate=True))
+            if "backward" in item:
+                if not isinstance(item["backward"], str):
+                    raise Refused("格式不对")
+                first = Split(first, load(base64.b64decode(item["backward"], validate=True)))
+            loaded[str(name)] = first
         except Exception as err:  # noqa: BLE001 - a refusal, whatever the bytes did
             refusals.append(f"{name}：{err}"[:300])
     return loaded, refusals
-
-
-def saved_elements(fwd: Program, *args) -> tuple[int, list]:
-    """(element count, leaves) of the residuals a custom rule's exported ``fwd`` saves on `args`:
-    everything it returns after the primal output."""
-    out = fwd(*args)
-    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out[1])]
-    return sum(leaf.size for leaf in leaves), leaves
 
 
 # What a test body may name besides the interface: local name -> "module" or "module:attribute".
@@ -267,7 +357,7 @@ TRUSTED = types.MappingProxyType(
     }
 )
 VERDICT_HELPERS = types.MappingProxyType(
-    {**{f.__name__: f for f in (missing_name, program, attempt, check_close, saved_elements)}, **ch4verdicts.NAMES}
+    {**{f.__name__: f for f in (missing_name, program, attempt, check_close, shown)}, **ch4verdicts.NAMES}
 )
 
 
@@ -334,13 +424,14 @@ def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
                 **dict.fromkeys(EXPORT_HELPER_NAMES, _not_here),
                 "programs": programs,
                 "seed_for": lambda t: derive_seed(secret, t),
+                "sizes_for": lambda t: np.random.default_rng(sizes_seed(sizes_key(secret), t)),
             },
         )
         # The export part runs here too, without the student's names: its thunks are never called
         # here, but a comprehension may name a function while it builds them.
         used = free_names(test["body"])
         space.update({name: None for name in used if name not in space and not hasattr(builtins, name)})
-        hidden = ch4messages.current = Hidden(test["body"]) if test["hidden"] else None
+        hidden = ch4messages.current = Hidden(test["body"], kit_pieces()) if test["hidden"] else None
         message = None
         try:
             run_body(test["body"], space, f"<{test['id']}>")
@@ -357,6 +448,15 @@ def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
         line = {"test": test["id"], "passed": message is None, "message": message, "refused": refusals}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         out.flush()
+
+
+@functools.cache  # the kit's sources do not change while a judge runs
+def kit_pieces() -> frozenset[str]:
+    """The pieces of the kit's own messages (ch4messages, ch4verdicts and this module), which students
+    have: what a hidden test may say besides its own body's text (ch4messages.Hidden)."""
+    import inspect
+
+    return frozenset().union(*(text_pieces(inspect.getsource(m)) for m in (ch4messages, ch4verdicts, sys.modules[__name__])))
 
 
 def keep_compiled_programs(folder: str) -> None:

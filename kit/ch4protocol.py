@@ -10,13 +10,17 @@ import hashlib
 import hmac
 
 GRADING_ENV = "CH4_GRADING"  # "1" in a graded kernel: test cells export and stop there
+# A graded kernel's key to the sizes its hidden tests export at (`sizes_seed`). A program is
+# traced at its shapes, so the kernel must know them; drawn from this key, they are unknown
+# while the answer is written, and a changed submission draws new ones. No value is drawn from it.
+SIZES_ENV = "CH4_SIZES_KEY"
 MIME = "application/vnd.ch4.programs+json"  # the output a test cell's exported programs leave in
 VERDICT_MARKER = "# —— 判定 ——"  # above it: the export (kernel); below it: the verdict (judge)
 TEST_MAGIC = "%%ch4test"  # the first line of every test cell
 # What a test cell's export part may call besides `programs` (kit/ch4check.py); the judge, which
 # never exports, binds them to a function that does nothing.
 EXPORT_HELPER_NAMES = (
-    "export", "export_fwd", "export_bwd", "export_vjp", "export_pullback", "f32", "i32", "with_jacobian",
+    "export", "export_split", "export_jvp", "at", "f32", "i32",
 )  # fmt: skip
 
 
@@ -24,6 +28,17 @@ def derive_seed(secret: str, test_id: str) -> int:
     """The seed of one test's inputs, drawn by the judge: unknown outside it before grading."""
     digest = hmac.new(secret.encode(), test_id.encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+def sizes_key(secret: str) -> str:
+    """The key the sizes of a submission's hidden tests are drawn from (`SIZES_ENV`): derived from
+    its secret, from which it tells nothing back."""
+    return hmac.new(secret.encode(), b"sizes", hashlib.sha256).hexdigest()
+
+
+def sizes_seed(key: str, test_id: str) -> int:
+    """The seed of one hidden test's sizes and structures, the same in the kernel and the judge."""
+    return derive_seed(key, f"sizes/{test_id}")
 
 
 def split_test_cell(source: str) -> str:

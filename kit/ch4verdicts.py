@@ -3,26 +3,25 @@
 A test cell says only what it checks (CONTRIBUTING.md, "Test cells"); the code that several of
 its cells need lives here, once, and reaches a test body by name like the other verdict helpers
 (``ch4judge.VERDICT_HELPERS``). Everything here runs on the judge's side of a test: NumPy float64
-references, and the *method* checks, each measuring the property its method exists for on the
-exported programs, never a proxy of it (docs/methods.md has the table):
+references, and the *method* checks. Each measures the property its method exists for on the
+programs of the graded call itself (``export_split``: the forward and the backward pass
+``jax.vjp`` made in one trace, whose values are the ones graded), never on anything the answer
+names or supplies besides (docs/methods.md has the table):
 
-- the adjoint's backward pass does not hold the solver's trajectory: the bytes it keeps live
-  at once (``ch4dataflow.peak_live_bytes``) stay within a fixed multiple of d² + d, whatever made
-  the program; its residuals are W and a few vectors;
-- implicit differentiation's backward pass keeps no iterate of the solver: its residuals and
-  the bytes it holds at once (``export_pullback``, whatever made the rule) stay within a fixed
-  multiple of the problem's size, however many iterations the forward pass took;
-- a custom rule's ``bwd`` uses what it is given: it runs on *substituted* residuals (other values
-  of the arrays the method names) and must return what the method predicts from them, so a rule
-  that ignores a residual, recomputes from another one or keeps something else cannot pass.
+- the adjoint's and implicit differentiation's backward pass: memory that does not grow with the
+  number of steps (the same answer exported at N_STEPS = 100 and 400 holds exactly as many numbers),
+  work a small multiple of the forward pass's (``ch4dataflow``: operations times the iterations they
+  ran, counted as the programs run), and the forward pass really does the steps it is asked for;
+- a custom rule uses what it is given: the backward pass runs on *substituted* residuals (other
+  values of the arrays the method names, found in whatever layout the answer keeps them) and must
+  return what the method predicts from them.
 
-A message built here is the kit's own text; a hidden test passes ``reveal=False`` so it names no
-number the judge computed from a hidden input (kit/ch4judge.py, ``Hidden``).
+A hidden test passes ``reveal=False``: its messages name no number (kit/ch4messages.py, ``Hidden``).
 """
 
 import jax
 import numpy as np
-from ch4messages import _issue, attempt, check_close, program
+from ch4messages import attempt, check_close, program
 
 # ---------------------------------------------------------------------------------------------
 # ode_adjoint: references in float64
@@ -126,58 +125,124 @@ def fast_rotations(rng, d):
 
 
 def solution(programs, name: str, doing: str, hint: str):
-    """The function's value (z0, W ↦ z(T); R, P, γ ↦ V*) from the test's program `name` (exported
-    with ``export_vjp``: its first output, for a zero cotangent), or, when that one did not export
-    (a backward rule that cannot be traced, reverse mode through a while_loop), from `name alone`
-    (the plain function): a broken backward pass does not cost the forward tests."""
-
+    """The function's value (z0, W ↦ z(T); R, P, γ ↦ V*) from the test's split `name` (its forward
+    pass), or, when that one did not export (a backward rule that cannot be traced, reverse mode
+    through a while_loop), from `name alone` (the plain function): a broken backward pass does not
+    cost the forward tests."""
     if name in programs:
-        both = programs[name]
-        return lambda *args: both(*args, np.zeros(both.out_shapes[0], np.float32))[0]
+        return programs[name].value
     return program(programs, f"{name} alone", doing, hint)
 
 
 # ---------------------------------------------------------------------------------------------
-# ode_adjoint: the method's properties
+# The method's properties, measured on the graded call's programs (`Split`) by ch4dataflow:
+# memory that does not grow with the steps, work a small multiple of the function's.
 
-RESIDUAL_VECTORS = 4  # besides W (d² numbers), the residuals may hold this many vectors of length d
-LIVE_FLOATS = 16  # a backward pass holds at most this many times d² + d float32 numbers at once
+# A backward pass may do at most this many times the work of the function itself (numbers handled,
+# each loop body once per iteration it ran), the function's work measured on the course's own
+# program for it, so an answer cannot raise its allowance by padding its forward pass. Measured:
+# correct adjoints do 4-9 times RK4's work (23 with a dense jax.jacobian per stage, d = 5), correct
+# implicit differentiation 0.1-1 times value iteration's (29 with dense Jacobians of T with respect
+# to every input, S, A = 6, 3); one forward-mode pass or one finite difference per input entry does
+# 56-62 (d = 5) and 280-515 (S, A = 6, 3) times, fixed-length unrolled loops differentiated with
+# checkpoints 40 and more.
+WORK_RATIO = 40
 
 
-def check_adjoint_residuals(d: int, saved: int, reveal: bool = True) -> None:
-    """The residuals of the adjoint's forward rule are O(d² + d): W and at most a few vectors,
-    never one state per step (a trajectory of N_STEPS = 100 states is 100·d numbers)."""
-    limit = d * d + RESIDUAL_VECTORS * d
-    if saved > limit:
-        counts = f"d = {d} 时前向规则保存了 {saved} 个残差元素，多于 d² + {RESIDUAL_VECTORS}d = {limit}："
-        counts = counts if reveal else ""
+def reference_work(function, *args) -> float:
+    """The work (ch4dataflow) of the course's own JAX `function` on `args`: what the function the
+    exercise asks for costs when computed the plain way."""
+    from jax import export
+
+    import ch4dataflow
+
+    specs = [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype) for a in args]
+    known, counting = ch4dataflow.counting(export.export(jax.jit(function))(*specs))
+    return known if counting is None else float(jax.jit(counting.call)(*args)[-1])
+
+
+def rk4_program(steps: int):
+    """z0, W ↦ z(T) by `steps` RK4 steps in a lax.fori_loop: the reference whose work an adjoint's
+    backward pass is compared with."""
+
+    def solve(z0, W):
+        h = 1.0 / steps
+
+        def step(_, z):
+            k1 = jax.numpy.tanh(W @ z)
+            k2 = jax.numpy.tanh(W @ (z + h / 2 * k1))
+            k3 = jax.numpy.tanh(W @ (z + h / 2 * k2))
+            k4 = jax.numpy.tanh(W @ (z + h * k3))
+            return z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+        return jax.lax.fori_loop(0, steps, step, z0)
+
+    return solve
+
+
+def unmeasurable(what: str) -> AssertionError:
+    return AssertionError(
+        f"{what}的计算量量不出来：循环的条件里不能再有循环或分支，程序也不能大到调用全部展开后超过几十万个运算。"
+    )
+
+
+def check_work_ratio(backward: float, function: float, what: str, reveal: bool = True) -> None:
+    """The backward pass costs at most WORK_RATIO times the function (4.1's cheap gradient)."""
+    if backward > WORK_RATIO * function:
+        measured = f"（约 {backward / max(function, 1.0):.0f} 倍）" if reveal else ""
         raise AssertionError(
-            f"伴随法的残差应是 O(d² + d)：{counts}W 本身可以保存，再加上 z(T) 这样的几个长度为 d 的向量；"
-            "保存前向轨迹（每一步一个状态，哪怕少存几步）就不是伴随法，反向时要把 z 和 a 一起从 z(T) 积分回去。"
+            f"{what}的反向过程做的计算超过函数本身的 {WORK_RATIO} 倍{measured}：反向模式的梯度只要函数本身的几倍计算（4.1）；"
+            "对每个输入分量各做一次前向模式或有限差分（哪怕用 vmap 或 lax.map 并起来），计算量就是分量个数乘以整个函数。"
         )
 
 
-def check_adjoint_memory(program, d: int, what: str, reveal: bool = True) -> None:
-    """The backward pass's memory does not grow with the number of steps: the most bytes
-    `program` (a backward rule, or a whole VJP) holds live at once (``Program.live_bytes``) is at
-    most LIVE_FLOATS·(d² + d) float32 numbers. The adjoint holds 7–12 of them whatever N_STEPS is;
-    re-running the solve and differentiating it (with or without ``jax.checkpoint``), or keeping
-    the trajectory, holds every step's state: 40–450 of them at d ≤ 7 with N_STEPS = 100."""
-    held = program.live_bytes
-    limit = 4 * LIVE_FLOATS * (d * d + d)
-    if held > limit:
-        measured = f"（d = {d} 时同时保存约 {held // 4} 个数，上限是 {LIVE_FLOATS}(d² + d) = {limit // 4} 个）"
-        measured = measured if reveal else ""
-        raise AssertionError(
-            f"{what}的内存随步数增长{measured}：伴随法的反向过程只带着 (z, a, W̄) 从 z(T) 倒着积分，"
-            "不保存、也不重新算出整条前向轨迹；对重新跑一遍的求解器求导（包括用 jax.checkpoint）就要存下每一步。"
-        )
+# The adjoint's backward pass keeps W and a few vectors, and holds a few times d² + d numbers (a
+# dense Jacobian per stage d³): generous backstops beside growth, which is the measure.
+RESIDUAL_VECTORS, HELD_BACKSTOP = 4, 16
+
+
+def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what: str, reveal: bool = True) -> None:
+    """`full` and `short` are the graded call exported at N_STEPS = 100 and at `steps` (fewer). The
+    adjoint's backward pass keeps and holds exactly as much at both (flat means equal: a checkpoint
+    every few steps, or log N of them, grows); both passes do the steps they are asked for (the
+    work grows with N_STEPS); the backward pass costs at most WORK_RATIO times RK4 itself; and a
+    generous backstop on what it keeps and holds."""
+    import ch4judge
+
+    for name, a, b in (("保存的残差", short.kept, full.kept), ("反向过程同时占着的数", short.bwd.held, full.bwd.held)):
+        if a != b:
+            counts = f"（N_STEPS = {steps} 时 {a} 个，100 时 {b} 个）" if reveal else ""
+            raise AssertionError(
+                f"{what}{name}随步数变化{counts}：伴随法的反向过程只带着 (z, a, W̄) 从 z(T) 倒着积分，"
+                "内存与步数无关；保存轨迹、每隔几步存一个检查点、在反向里重跑求解器再求导，都会随步数增长"
+                "（反向里也不要建长度为 N_STEPS 的数组，比如时间点：方程不显含 t，用不着）。"
+            )
+    limits = (("保存的残差", full.kept, d * d + RESIDUAL_VECTORS * d),
+              ("反向过程同时占着的数", full.bwd.held, HELD_BACKSTOP * (d**3 + d * d + d)))  # fmt: skip
+    for name, count, limit in limits:
+        if count > limit:
+            counts = f"（d = {d} 时 {count} 个，上限 {limit}）" if reveal else ""
+            raise AssertionError(f"{what}{name}太多了{counts}：伴随法只需要保存 W 和 z(T) 这样的几个向量。")
+    try:
+        works = {n: split.work(args, cotangent) for n, split in ((steps, short), (100, full))}
+    except ch4judge.Unmeasurable:
+        raise unmeasurable(what) from None
+    expected = 100 / steps
+    for part, index in (("前向", 0), ("反向", 1)):
+        if works[100][index] < 0.75 * expected * works[steps][index]:
+            ratio = f"（只多了 {works[100][index] / max(works[steps][index], 1.0):.1f} 倍）" if reveal else ""
+            raise AssertionError(
+                f"N_STEPS 从 {steps} 改成 100，{what}{part}的计算量没有跟着增长{ratio}：N_STEPS 要在调用时读取（全局变量），"
+                "前向走 N_STEPS 步，伴随法的反向也倒着走 N_STEPS 步。"
+            )
+    for n in (steps, 100):
+        check_work_ratio(works[n][1], reference_work(rk4_program(n), *args), f"N_STEPS = {n} 时{what}", reveal)
 
 
 # ---------------------------------------------------------------------------------------------
-# residuals: the rules use what they are given
+# residuals: each rule keeps exactly what it names, in any layout, and uses what it is given
 
-# What sin2_save's backward rule may compute with: arithmetic on the residuals and the cotangent,
+# What sin2_save's backward pass may compute with: arithmetic on the residuals and the cotangent,
 # moving and reshaping arrays. No sine, cosine, exponential, root or any other function: the
 # point of saving sin x and cos x is that the backward pass only multiplies them.
 ARITHMETIC = frozenset(
@@ -190,88 +255,106 @@ ARITHMETIC = frozenset(
 )  # fmt: skip
 
 
-def residual_rows(leaves, n: int) -> np.ndarray:
-    """The residual arrays as rows of length n (a stacked (2, n) array gives two rows)."""
-    rows = [np.asarray(leaf, np.float64).reshape(-1, n) for leaf in leaves if np.size(leaf) and np.size(leaf) % n == 0]
-    return np.concatenate(rows) if rows else np.zeros((0, n))
+def sin2_inputs(rng, n: int) -> np.ndarray:
+    """n float32 points spread over many periods whose sines and cosines are told apart by value:
+    x = θ + qπ/2 + 2πk with θ on a shuffled grid in (0.1, 0.75), so that |sin x| and |cos x| are
+    sin θ and cos θ in some order, 2n numbers at least 2.5e-4 apart (n ≤ 256): wherever an answer
+    keeps them, each number it keeps is one of them, found by its value."""
+    theta = 0.1 + (np.arange(n) + rng.uniform(0.25, 0.75, size=n)) * 0.65 / n
+    x = rng.permutation(theta) + rng.integers(0, 4, size=n) * np.pi / 2 + rng.integers(-3, 4, size=n) * 2 * np.pi
+    return x.astype(np.float32)
 
 
-def _substituted(leaves, n: int, replace: dict) -> tuple:
-    """`leaves` with row i (in residual_rows' order) replaced by replace[i], shapes kept."""
-    out, row = [], 0
+def _numbers(leaves) -> list[np.ndarray]:
+    """Every number the residuals hold, leaf by leaf, flat (a complex number is two)."""
+    out = []
     for leaf in leaves:
-        leaf = np.array(leaf)
-        if leaf.size and leaf.size % n == 0:
-            flat = leaf.reshape(-1, n).copy()
-            for k in range(flat.shape[0]):
-                flat[k] = replace.get(row + k, flat[k])
-            row += flat.shape[0]
-            leaf = flat.reshape(leaf.shape)
-        out.append(leaf)
-    return tuple(out)
+        flat = np.asarray(leaf).reshape(-1)
+        out.append(np.concatenate([flat.real, flat.imag]) if np.iscomplexobj(flat) else flat.astype(np.float64))
+    return out
 
 
-def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
+def _rebuilt(leaves, numbers) -> list:
+    """`leaves` with their numbers replaced by `numbers` (as `_numbers` lays them out)."""
+    out = []
+    for leaf, flat in zip(leaves, numbers, strict=True):
+        leaf = np.asarray(leaf)
+        if np.iscomplexobj(leaf):
+            half = flat.size // 2
+            flat = flat[:half] + 1j * flat[half:]
+        out.append(np.asarray(flat).astype(leaf.dtype).reshape(leaf.shape))
+    return out
+
+
+def _found(numbers, targets: np.ndarray):
+    """Where each target is among the residuals' numbers, [(leaf, position)] per target, or None
+    when the numbers are not exactly the targets (each once, nothing else)."""
+    flat = np.concatenate(numbers) if numbers else np.zeros(0)
+    if flat.size != targets.size:
+        return None
+    order, where = np.argsort(targets), np.argsort(flat)
+    if not np.allclose(flat[where], targets[order], rtol=1e-5, atol=1e-6):
+        return None
+    starts = np.cumsum([0] + [part.size for part in numbers])
+    located = [None] * targets.size
+    for t, f in zip(order, where, strict=True):
+        leaf = int(np.searchsorted(starts, f, side="right") - 1)
+        located[t] = (leaf, int(f - starts[leaf]))
+    return located
+
+
+def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
     """`name` is "sin2_save" (residuals: exactly sin x and cos x) or "sin2_recompute" (exactly x).
-    Runs the forward rule on x and checks it saved exactly what the method names, then runs the
-    backward rule on other values of those arrays and requires what the method predicts from
-    them: 2g·S·C from (S, C), g·sin 2X from X. sin2_save's backward rule may only do arithmetic
-    (``ARITHMETIC``); sin2_recompute's computes a function of X."""
-
+    Runs the graded call's forward pass on x, checks the numbers it keeps are exactly those (in any
+    layout: separate arrays, stacked on any axis, a tuple, a dict, one complex array), then runs
+    its backward pass on other values put in their places and requires what the method predicts:
+    2g·S·C from (S, C), g·sin 2X from X. sin2_save's backward pass may only do arithmetic
+    (``ARITHMETIC``). `x` from ``sin2_inputs``."""
     x = np.asarray(x, np.float32)
     n, x64 = x.size, x.astype(np.float64)
-    where = f"n = {n} 时" if reveal else ""  # before Chinese text; `at` before a name
-    at = f"{where} " if where else ""
-    out = attempt(lambda: fwd(x), f"{where}运行 {name} 的前向规则")
-    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out[1])]
-    count, rows = sum(leaf.size for leaf in leaves), residual_rows(leaves, n)
+    at = f"n = {n} 时 " if reveal else ""
+    _, residuals = attempt(lambda: split.fwd(x), f"{at}运行 {name}")
+    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(residuals)]
+    numbers = _numbers(leaves)
     g = np.float32(rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 3.0))
     if name == "sin2_save":
-        found = {what: [i for i, row in enumerate(rows) if np.allclose(row, want, rtol=1e-5, atol=1e-6)]
-                 for what, want in (("sin x", np.sin(x64)), ("cos x", np.cos(x64)))}  # fmt: skip
-        missing = [what for what, where_ in found.items() if not where_]
-        if missing:
+        located = _found(numbers, np.concatenate([np.sin(x64), np.cos(x64)]))
+        if located is None:
             raise AssertionError(
-                f"{at}sin2_save 的前向规则没有把 {' 和 '.join(missing)} 存为残差："
-                "题目要求前向时算好 sin x 和 cos x 存下来，反向规则直接用它们（存别的数组、在反向规则里重算都不算）。"
-            )
-        if count != 2 * n:
-            raise AssertionError(
-                f"{at}sin2_save 保存的残差不只是 sin x 和 cos x"
-                + (f"（共 {count} 个元素，应正好 2n = {2 * n} 个）" if reveal else "")
-                + "：这个做法只存反向要用的那两个数组，多存的（比如 x 本身）就是白占内存。"
+                f"{at}sin2_save 保存的残差不正好是 sin x 和 cos x："
+                "题目要求前向时算好 sin x 和 cos x 存下来（怎么摆放都可以），反向只用它们；多存别的数组（比如 x）、"
+                "存 2·sin x 这样的变形、或者只存 x 在反向里重算，都不是这个做法。"
             )
         S, C = rng.uniform(-2.0, 2.0, size=n), rng.uniform(-2.0, 2.0, size=n)  # off the unit circle
-        given = _substituted(leaves, n, {found["sin x"][0]: S, found["cos x"][0]: C})
-        want, told = 2.0 * float(g) * S.astype(np.float32) * C.astype(np.float32), "换成另外两个数组 S、C"
-        functions = sorted({op for op, _ in bwd.operations} - ARITHMETIC)
+        replacement, told = np.concatenate([S, C]), "换成另外两个数组 S、C "
+        want = 2.0 * float(g) * S.astype(np.float32) * C.astype(np.float32)
+        functions = sorted({op for op, _ in split.bwd.operations} - ARITHMETIC)
         if functions:  # the program's operations: nothing of a hidden input
-            names = "、".join(f.split(".")[-1] for f in functions)
             raise AssertionError(
-                _issue(
-                    f"sin2_save 的反向规则里算了 {names}："
-                    "保存 sin x 和 cos x 就是为了反向时只做乘法，不再计算三角函数、指数、开方这类函数。"
-                )
+                f"sin2_save 的反向过程里算了 {'、'.join(f.split('.')[-1] for f in functions)}："
+                "保存 sin x 和 cos x 就是为了反向时只做乘法，不再计算三角函数、指数、开方这类函数。"
             )
     else:
-        if count != n or len(rows) != 1 or not np.array_equal(rows[0], x64):
+        located = _found(numbers, x64)
+        if located is None:
             raise AssertionError(
-                f"{at}sin2_recompute 的前向规则保存的不是 x 本身（不多不少）："
-                "题目要求只存输入 x（比如存 sin 2x 或 sin x、cos x 就是把反向要用的量提前算好了，"
-                "那是 sin2_save 的做法）。"
+                f"{at}sin2_recompute 保存的残差不正好是 x 本身：题目要求只存输入 x"
+                "（存 sin 2x 或 sin x、cos x 就是把反向要用的量提前算好了，那是 sin2_save 的做法）。"
             )
-        X = rng.uniform(-3.0, 3.0, size=n).astype(np.float32)
-        given = _substituted(leaves, n, {0: X})
-        want, told = float(g) * np.sin(2.0 * X.astype(np.float64)), "换成另一个数组 X"
-    back = attempt(lambda: bwd(given, g), f"{where}把残差{told} 后运行 {name} 的反向规则")
+        replacement, told = rng.uniform(-3.0, 3.0, size=n), "换成另一个数组 X "
+        want = float(g) * np.sin(2.0 * replacement.astype(np.float32).astype(np.float64))
+    for value, (leaf, position) in zip(replacement, located, strict=True):
+        numbers[leaf][position] = value
+    given = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(residuals), _rebuilt(leaves, numbers))
+    back = attempt(lambda: split.bwd(given, g), f"{at}把残差{told}后运行 {name} 的反向过程")
     check_close(
         back[0],
         want,
-        f"{where}残差{told} 后 {name} 的反向规则",
+        f"{at}残差{told}后 {name} 的反向过程",
         atol=1e-5 * abs(float(g)),
         rtol=1e-5,
         reveal=reveal,
-        hint="反向规则要用它收到的残差算梯度：sin2_save 从 S、C 得到 2g·S·C，sin2_recompute 从 X 得到 g·sin 2X；"
+        hint="反向要用它收到的残差算梯度：sin2_save 从 S、C 得到 2g·S·C，sin2_recompute 从 X 得到 g·sin 2X；"
         "忽略某个残差、改用别的量重算，结果都会不一样。",
     )
 
@@ -282,13 +365,34 @@ def check_sin2_rules(name: str, fwd, bwd, x, rng, reveal: bool = True) -> None:
 LINEAR_RULE = (
     "切向量规则必须对 t 线性，JAX 才能转置它；函数也要能在 jax.jit 下追踪（不能用 Python 的 if 判断数组的值）。"
 )
+# Where ‖x‖² is a normal float32 (1.2e-38 to 3.4e38): a unit vector scaled by 1e-17 ... 1e17.
+SCALES = tuple(10.0**k for k in range(-17, 18, 2))
+
+
+def check_scales(split, jvp, x, what: str, reveal: bool = True) -> None:
+    """The gradient of ‖x‖ is x/‖x‖ at every scale where ‖x‖² is a normal float32, and so is the
+    JVP along t, xᵀt/‖x‖: an ε added to the norm, or small vectors treated as zero, change it at
+    small scales; a norm that overflows changes it at large ones. `x`: entries of similar size.
+    `split` is the graded call (``export_split``), `jvp` its forward mode (``export_jvp``)."""
+    x64 = np.asarray(x, np.float64)
+    unit = x64 / np.linalg.norm(x64)
+    t = np.asarray(np.sign(x64) * 0.5 + 0.25, np.float32)
+    for scale in SCALES:
+        point = (unit * scale).astype(np.float32)
+        where = f"x 的大小为 {scale:.0e} 时" if reveal else "x 很大或很小时"
+        _, (grad,) = attempt(lambda point=point: split.vjp((point,), np.float32(1.0)), f"{where}对 {what} 求梯度", LINEAR_RULE)
+        check_close(grad, unit, f"{where}{what} 的梯度", rtol=1e-5, atol=1e-6, finite=True, reveal=reveal,
+                    hint="梯度 x/‖x‖ 与 x 的大小无关：不要给范数加 ε，也不要把小向量当成 0；只有 x = 0 时才是 0。")  # fmt: skip
+        _, tangent = attempt(lambda point=point: jvp(point, t), f"{where}对 {what} 做 JVP", LINEAR_RULE)
+        check_close(tangent, float(unit @ t), f"{where}{what} 的 JVP", rtol=1e-5, atol=1e-6, finite=True,
+                    reveal=reveal, hint="JVP 是 xᵀt/‖x‖，与 x 的大小无关。")  # fmt: skip
 
 
 def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> None:
-    """``check_grads`` in reverse and forward mode (`f_jvp`: the exported ``jax.jvp``) at x, with
-    eps = 1e-3: in float32 the default step fails about 1 input in 200 even for a right rule
-    (measured); with 1e-3 none of 3000 did. A hidden test names the part that disagreed with
-    finite differences, not the numbers."""
+    """``check_grads`` in reverse and forward mode at x with eps = 1e-3 (in float32 the default step
+    fails about 1 input in 200 even for a right rule; with 1e-3 none of 3000 did). `f` a function
+    JAX differentiates by the graded call's own backward pass (``as_function``), `f_jvp` the
+    exported ``jax.jvp``. A hidden test names the mode that disagreed, not the numbers."""
     from jax.test_util import check_grads, check_jvp
 
     where = f"{where} " if where else ""
@@ -304,9 +408,48 @@ def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> No
             if text.startswith((doing + "出错", doing + " 出错")):
                 raise  # the program failed to run, which is not a disagreement with finite differences
             if not reveal:
-                part = next((p for p in ("cotangent projection", "tangent", "primal") if p in text), "")
-                text = f"{mode} 模式的 {part or '结果'} 与有限差分不符"
+                raise AssertionError(f"{where}check_grads（fwd+rev）未通过：{mode} 模式与有限差分不符") from None
             raise AssertionError(f"{where}check_grads（fwd+rev）未通过：{text}") from None
+
+
+def as_function(split):
+    """The graded call as a function JAX differentiates in reverse mode by its own backward pass
+    (``jax.grad``, ``check_grads``): the value from the forward program, the VJP from the backward."""
+
+    @jax.custom_vjp
+    def call(*args):
+        return split.value(*args)
+
+    def forward(*args):
+        return split.fwd(*args)
+
+    def backward(residuals, cotangent):
+        return tuple(split.bwd(residuals, cotangent))
+
+    call.defvjp(forward, backward)
+    return call
+
+
+# ---------------------------------------------------------------------------------------------
+# coloring
+
+
+def check_jvp_count(products: list[int], others: list[str], b: int, what: str) -> None:
+    """How the program used J, the Jacobian the test function multiplies its input by (J @ v):
+    only by products (`others` empty), one of them pushing exactly 2b+1 tangents at once, besides
+    at most two that evaluate the function itself (one vector each)."""
+    pushed = [p for p in products if p > 1]
+    if others:
+        raise AssertionError(
+            f"{what}：程序除了 JVP 还用别的方式读了雅可比矩阵（{'、'.join(others[:3])}）：要只靠 2b+1 个 JVP 得到它，"
+            "不能用反向模式（jax.vjp / jacrev），也不要把 JVP 放进 lax.cond、while_loop 这类控制流里。"
+        )
+    if pushed != [2 * b + 1] or len(products) - len(pushed) > 2:
+        raise AssertionError(
+            f"{what}：JVP 推切向量的方式不对（每次推的个数：{'、'.join(str(p) for p in products)}），"
+            f"应当用 jax.vmap 一次推完 2b+1 = {2 * b + 1} 个着色种子：jacfwd 推 n 个，"
+            "在 Python 循环里逐个调用 jax.jvp 就是分成了 2b+1 次。"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,7 +469,6 @@ def scaled_to(tree, norm: float):
 
 # ---------------------------------------------------------------------------------------------
 # soft_values: the soft Bellman equation V = T(V), T(V)_s = log Σ_a exp(R_sa + γ Σ_t P_sat V_t)
-
 
 def soft_values64(R, P, gamma):
     """(V*, π) in float64: value iteration, then Newton's method on V - T(V) (soft policy
@@ -398,40 +540,62 @@ def check_soft_values_vjp(got, R, P, gamma, g, label: str, reveal: bool = True) 
                     hint=SOLVE_HINT, finite=True, reveal=reveal)  # fmt: skip
 
 
-# The backward pass of implicit differentiation keeps the inputs, the solution and a few arrays of
-# their size (π, an S×S matrix, its factors), whatever the number of iterations: the catalogue's
-# correct answers keep 1.0-1.6 and hold 2.8-4.2 times the inputs and output (S, A = 6, 3; 4, 2;
-# 5, 2; 3, 4). Autodiff through the iterations keeps every step: a Python loop of 200 steps keeps
-# 82 and holds 77 times them at S, A = 6, 3, and at γ = 0.99 an unrolled loop needs more than
-# 1 000 steps for a gradient within ACCURACY.
-RESIDUAL_COPIES, LIVE_COPIES = 4, 16  # check_implicit_memory's messages say "4n" and "16n"
+def implicit_n(states: int, actions: int) -> int:
+    """soft_values' inputs and output: n = S²A + SA + S + 1 numbers."""
+    return states * states * actions + states * actions + states + 1
 
 
-def check_implicit_memory(program, states: int, actions: int, what: str, reveal=True, residuals=False) -> None:
-    """What `program` holds at once (``Program.live_bytes``) is at most LIVE_COPIES·n float32 numbers,
-    n = S²A + SA + S + 1 (soft_values' inputs and output); with `residuals` (a backward pass from
-    ``export_pullback``, whose inputs are the residuals and the cotangent), its residuals at most
-    RESIDUAL_COPIES·n. Without `reveal` a message holds only the course's constants (4n, 16n)."""
-    n = states * states * actions + states * actions + 1 + states
-    kept = sum(int(np.prod(shape)) for shape in program.in_shapes[:-1]) if residuals else 0
-    for count, copies, failed in (  # the text says the constants: a hidden test may say only course text
-        (kept, RESIDUAL_COPIES, "保存的残差多于 4n 个"),
-        (program.live_bytes // 4, LIVE_COPIES, "同时占着的数多于 16n 个"),
+# A backstop on what a backward pass keeps (a few copies of the inputs and V*) and holds (dense
+# Jacobians of T with respect to every input are honest and hold about 4n² numbers at S, A = 6, 3).
+KEPT_BACKSTOP, HELD_BACKSTOP_N, HELD_BACKSTOP_N2 = 8, 64, 8
+
+
+def value_iteration(R, P, gamma):
+    """V* by value iteration to float32 precision (the statement's stopping rule): the reference
+    whose work implicit differentiation's backward pass is compared with."""
+
+    def keep_going(state):
+        V, previous, step = state
+        return (jax.numpy.max(jax.numpy.abs(V - previous)) > 1e-7 * jax.numpy.maximum(1.0, jax.numpy.max(jax.numpy.abs(V)))) & (step < 10_000)
+
+    def advance(state):
+        V, _, step = state
+        return jax.nn.logsumexp(R + gamma * (P @ V), axis=1), V, step + 1
+
+    V0 = jax.numpy.zeros(R.shape[0], R.dtype)
+    return jax.lax.while_loop(keep_going, advance, (jax.nn.logsumexp(R + gamma * (P @ V0), axis=1), V0, 1))[0]
+
+
+def check_implicit_method(split, states: int, actions: int, args, cotangent, what: str, reveal: bool = True) -> None:
+    """Implicit differentiation's backward pass: its work at most WORK_RATIO times value iteration's
+    on the same inputs (at γ = 0.5 that is a few dozen steps, so differentiating a fixed unrolled
+    loop, or one re-run per input entry, costs far more), and a generous backstop on what it keeps
+    (KEPT_BACKSTOP·n) and holds (HELD_BACKSTOP_N·n + HELD_BACKSTOP_N2·n²)."""
+    import ch4judge
+
+    n = implicit_n(states, actions)
+    for name, count, limit in (
+        ("保存的残差", split.kept, KEPT_BACKSTOP * n),
+        ("反向过程同时占着的数", split.bwd.held, HELD_BACKSTOP_N * n + HELD_BACKSTOP_N2 * n * n),
     ):
-        if count > copies * n:
-            counts = f"（S = {states}、A = {actions} 时有 {count} 个，上限 {copies * n}）" if reveal else ""
-            message = (
-                f"{what}{failed}{counts}：隐式求导的反向过程只要输入和解 V*，只解一个 S×S 的线性方程组；"
-                "对迭代本身求导（fori_loop、Python 循环、scan），或在反向规则里把迭代重跑一遍再求导"
-                "（用不用 jax.checkpoint），每一步都要存下。"
+        if count > limit:
+            counts = f"（S = {states}、A = {actions} 时 {count} 个，上限 {limit}）" if reveal else ""
+            raise AssertionError(
+                f"{what}{name}太多了{counts}：隐式求导的反向过程只要输入和解 V*，解一个 S×S 的线性方程组；"
+                "保存迭代过程（哪怕存在固定大小的数组里）不是这个做法。"
             )
-            raise AssertionError(message)
+    try:
+        _, backward = split.work(args, cotangent)
+    except ch4judge.Unmeasurable:
+        raise unmeasurable(what) from None
+    check_work_ratio(backward, reference_work(value_iteration, *args), what, reveal)
 
 
 HELPERS = (
-    rk4_solve, rk4_vjp, exact_vjp, exact_solution, fast_rotations, solution,
-    check_adjoint_residuals, check_adjoint_memory, check_sin2_rules, check_grads_fwd_rev, tree_norm, scaled_to,
-    soft_values64, soft_values_vjp64, random_mdp, check_soft_values, check_soft_values_vjp, check_implicit_memory,
+    rk4_solve, rk4_vjp, exact_vjp, exact_solution, fast_rotations, solution, check_adjoint_method, sin2_inputs,
+    check_sin2_rules, check_scales, check_grads_fwd_rev, as_function, check_jvp_count, tree_norm, scaled_to,
+    soft_values64, soft_values_vjp64, random_mdp, check_soft_values, check_soft_values_vjp, implicit_n,
+    check_implicit_method,
 )  # fmt: skip
 # What a test body may name from here (ch4judge.VERDICT_HELPERS): the helpers, and the hint they share.
 NAMES = {**{f.__name__: f for f in HELPERS}, "LINEAR_RULE": LINEAR_RULE}

@@ -60,7 +60,7 @@ def quick_score(assignment: str, answer: str | None, secret: str | None = None) 
     source = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
     nb = verdict.kernel_notebook(source if answer is None else with_answer(source, answer))
     secret = secret or secrets.token_hex(16)
-    run_in_kernel(nb, assignment, sandboxed=sandbox.probe() is None)
+    run_in_kernel(nb, assignment, sandboxed=sandbox.probe() is None, secret=secret)
     programs, anomalies = verdict.read_programs(nb)
     results, refused = verdict.judge(assignment, programs, secret, cache=_cache())
     total = float(sum(r.max_points for r in results))
@@ -86,17 +86,19 @@ def _cache() -> Path:
     return verdict.new_cache(parent)
 
 
-def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:
+def run_in_kernel(nb, assignment: str, sandboxed: bool = False, secret: str = "") -> None:
     """Execute `nb` in place in a fresh grading kernel (test cells export and stop), headless,
     errors kept as outputs: the quick path's kernel (`sandboxed`: a graded kernel's sandbox, so
-    forked as root, where it works) and the compile counter's (a plain kernel)."""
-    from ch4protocol import GRADING_ENV
+    forked as root, where it works) and the compile counter's (a plain kernel). The kernel gets
+    the sizes key of `secret` (its hidden tests export at the sizes the judge draws)."""
+    from ch4protocol import GRADING_ENV, SIZES_ENV, sizes_key
     from nbclient import NotebookClient
 
     from grader import nbtools
     from grader.kernels import manager
 
-    os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1"})  # the kernel inherits this environment
+    # the kernel inherits this environment
+    os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1", SIZES_ENV: sizes_key(secret)})
     manager = {"kernel_manager_class": manager.SandboxKernelManager} if sandboxed else {}
     try:
         NotebookClient(
@@ -109,4 +111,4 @@ def run_in_kernel(nb, assignment: str, sandboxed: bool = False) -> None:
             **manager,
         ).execute()
     finally:
-        del os.environ[GRADING_ENV]
+        del os.environ[GRADING_ENV], os.environ[SIZES_ENV]

@@ -73,18 +73,19 @@ def kernel_notebook(nb):
 
 
 def _well_formed(payload) -> bool:
-    """{"test": str, "programs": {name: {"program": base64 text} | {"error": text}}}."""
+    """{"test": str, "programs": {name: {"program": base64 text[, "backward": base64 text]} | {"error": text}}}."""
     if not (isinstance(payload, dict) and isinstance(payload.get("programs"), dict)):
         return False
     for name, item in payload["programs"].items():
-        if not (isinstance(name, str) and isinstance(item, dict) and len(item) == 1):
+        if not (isinstance(name, str) and isinstance(item, dict)):
             return False
-        ((kind, value),) = item.items()
-        if kind not in ("program", "error") or not isinstance(value, str):
+        if set(item) not in ({"error"}, {"program"}, {"program", "backward"}):
             return False
-        if kind == "program":
+        if not all(isinstance(value, str) for value in item.values()):
+            return False
+        for kind in ("program", "backward"):
             try:
-                base64.b64decode(value, validate=True)
+                base64.b64decode(item.get(kind, ""), validate=True)
             except ValueError:
                 return False
     return True

@@ -52,7 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import ch4protocol
-from ch4protocol import GRADING_ENV
+from ch4protocol import GRADING_ENV, SIZES_ENV
 
 from grader import REPO
 from grader.i18n import _
@@ -67,7 +67,7 @@ MAX_PIDS = 1024  # processes and threads per kernel (pids cgroup): stops a fork 
 MAX_MEMORY = 4096 * MiB  # per kernel (memory cgroup), /tmp included: 2 jobs fit a 24 GiB machine
 MAX_PROCS = 4096  # per user, only where there is no pids cgroup: then all kernels share it
 KIT = Path(ch4protocol.__file__).parent  # what exercise test cells import
-PASSED_ENV = ("JAX_PLATFORMS", "MPLBACKEND", GRADING_ENV, "LANG", "LC_ALL")
+PASSED_ENV = ("JAX_PLATFORMS", "MPLBACKEND", GRADING_ENV, SIZES_ENV, "LANG", "LC_ALL")
 # Runs first: puts its own process (and so the whole sandbox) into the cgroups named before "--".
 ENTER_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from ch4protocol import GRADING_ENV
+from ch4protocol import GRADING_ENV, SIZES_ENV, sizes_key
 
 from grader import course, messages, nbtools
 from grader.judging import verdict
@@ -264,11 +264,12 @@ def grade_task(task: Task) -> Graded:
 def _grade_one(api, root: Path, task: Task) -> Graded:
     student, assignment = task.key
     notes, flags = [], []
-    os.environ[GRADING_ENV] = "1"  # test cells export and stop; the sandbox passes it on
+    # test cells export and stop, hidden ones at the sizes the judge draws; the sandbox passes both on
+    os.environ.update({GRADING_ENV: "1", SIZES_ENV: sizes_key(task.seed)})
     try:
         result = api.autograde(assignment, student, force=True, create=True)
     finally:
-        del os.environ[GRADING_ENV]
+        del os.environ[GRADING_ENV], os.environ[SIZES_ENV]
     autograded = course.notebook_path(root / "autograded" / student, assignment)
     if not (result["success"] and autograded.exists()):
         return Graded(Result(False, [_failure_reason(result.get("log", ""), result.get("error", ""))]))
