@@ -172,6 +172,7 @@ def at(settings: dict, make):
     user = get_ipython().user_ns
     before = {name: user[name] for name in settings if name in user}
     _Exports.forget()
+    jax.clear_caches()  # a jitted helper traced before would keep the value it read then
     user.update(settings)
     try:
         return make()
@@ -180,6 +181,7 @@ def at(settings: dict, make):
             user.pop(name, None)
         user.update(before)
         _Exports.forget()
+        jax.clear_caches()
 
 
 EXPORT_HELPERS = {name: globals()[name] for name in EXPORT_HELPER_NAMES}  # the one list: ch4protocol

@@ -37,7 +37,9 @@ class RK4(Integrator):
         return jax.tree.map(lambda s, a, b, c, d: s + h / 6 * (a + 2 * b + 2 * c + d), state, k1, k2, k3, k4)
 
 
-rk4 = RK4(N_STEPS, T_END)
+def rk4(field, state):
+    """按调用时的 N_STEPS、T_END 积分。"""
+    return RK4(N_STEPS, T_END)(field, state)
 
 
 def dynamics(z, W):

@@ -4,8 +4,7 @@ import jax.numpy as jnp
 
 N_STEPS = 100
 T_END = 1.0
-h = T_END / N_STEPS
-print("步长 h =", h, "步数", N_STEPS)
+print("步长 h =", T_END / N_STEPS, "步数", N_STEPS)
 
 
 def f(z, W):
@@ -13,6 +12,7 @@ def f(z, W):
 
 
 def rk4_step(z, W):
+    h = T_END / N_STEPS  # 每次调用时按当前的步数算步长
     k1 = f(z, W)
     k2 = f(z + 0.5 * h * k1, W)
     k3 = f(z + 0.5 * h * k2, W)
@@ -47,6 +47,7 @@ def augmented_rhs(z, a, W):
 @jax.jit
 def reverse_step(z, a, w_bar, W):
     # 对 (z, a, W̄) 整体做一步 RK4
+    h = T_END / N_STEPS
     k1 = augmented_rhs(z, a, W)
     k2 = augmented_rhs(z + 0.5 * h * k1[0], a + 0.5 * h * k1[1], W)
     k3 = augmented_rhs(z + 0.5 * h * k2[0], a + 0.5 * h * k2[1], W)

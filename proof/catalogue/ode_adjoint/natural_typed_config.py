@@ -16,19 +16,17 @@ State = Tuple[Array, ...]
 
 @dataclass(frozen=True)
 class SolverConfig:
-    n_steps: int = N_STEPS
-    t_end: float = T_END
+    n_steps: int
+    t_end: float
 
     @property
     def h(self) -> float:
         return self.t_end / self.n_steps
 
 
-CFG = SolverConfig()
-
-
-def rk4_solve(field: Callable[[State], State], state: State, cfg: SolverConfig = CFG) -> State:
-    """用经典 RK4 把元组状态积分 cfg.n_steps 步（步长 cfg.h）。"""
+def rk4_solve(field: Callable[[State], State], state: State, cfg: SolverConfig | None = None) -> State:
+    """用经典 RK4 把元组状态积分 cfg.n_steps 步（步长 cfg.h）；默认用调用时的 N_STEPS、T_END。"""
+    cfg = cfg or SolverConfig(N_STEPS, T_END)
     h = cfg.h
 
     def plus(s: State, k: State, c: float) -> State:

@@ -17,7 +17,7 @@ def _rk4_tree(field, state, h):
 
 def _integrate(field, state):
     h = T_END / N_STEPS
-    out, _ = jax.lax.scan(lambda s, _: (_rk4_tree(field, s, h), None), state, jnp.arange(N_STEPS))
+    out, _ = jax.lax.scan(lambda s, _: (_rk4_tree(field, s, h), None), state, None, length=N_STEPS)
     return out
 
 
