@@ -1,7 +1,8 @@
 """The kit's helpers, each way round: the export half a kernel runs (kit/ch4check.py: `export`,
-`export_fwd`, `export_bwd`, `programs`), the judge's allow-policy on what arrives (kit/ch4judge.py:
-`load`, `Programs`) and the verdict helpers a test body reads (`attempt`, `check_close`,
-`saved_elements` and `Program.jvp_products`). No kernels here.
+`export_split`, `export_jvp`, `programs`), the judge's allow-policy on what arrives (kit/ch4judge.py:
+`load`, `load_all`, `Programs`, `Split`) and the verdict helpers a test body reads (`attempt`,
+`check_close` and `Program.jvp_products`). No kernels here; what the programs hold and compute
+(kit/ch4dataflow.py) is proven in tests/test_measures.py.
 
 A refused program is made the way a forger would: a real exported module whose text is edited
 and serialized again (`jax.export` itself refuses to export a host callback), or a program
@@ -22,7 +23,7 @@ import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
-from ch4check import EXPORT_HELPERS, export, export_bwd, export_fwd, export_pullback, f32, with_jacobian
+from ch4check import EXPORT_HELPERS, export, export_jvp, export_split, f32
 from ch4judge import (
     EXPORT_HINT,
     NO_PROGRAM,
@@ -35,7 +36,6 @@ from ch4judge import (
     load,
     load_all,
     missing_name,
-    saved_elements,
 )
 from ch4protocol import EXPORT_HELPER_NAMES, GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
@@ -93,34 +93,51 @@ def test_a_program_exported_without_its_derivative_cannot_be_differentiated():
         jax.grad(program)(X)
 
 
-def test_export_fwd_flattens_any_residual_container_and_export_bwd_takes_it_back():
+def test_export_split_is_the_calls_forward_and_backward_pass_from_one_trace():
+    """Whatever container a custom rule keeps its residuals in, the forward program returns them as
+    flat leaves after the value, and the backward program takes them back with the cotangent."""
     f = _custom(lambda x: {"inner": (jnp.sin(x), {"x": x}), "total": jnp.sum(x)}, lambda r: r["inner"][1]["x"])
-    fwd, bwd = load(export_fwd(f, f32(7))), load(export_bwd(f, f32(7)))
-    out, residuals = fwd(X)
+    split = ch4judge.Split(*(load(program) for program in export_split(f, f32(7))))
+    value, residuals = split.fwd(X)
     assert isinstance(residuals, tuple) and sorted(np.shape(r) for r in residuals) == [(), (7,), (7,)]
-    np.testing.assert_allclose(out, np.sum(np.sin(X) ** 2), rtol=1e-6)
-    (grad,) = bwd(residuals, np.float32(-1.75))
+    assert split.kept == 15 and split.residual_shapes == [np.shape(r) for r in residuals]
+    np.testing.assert_allclose(value, np.sum(np.sin(X) ** 2), rtol=1e-6)
+    _, (grad,) = split.vjp((X,), np.float32(-1.75))
     np.testing.assert_allclose(grad, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 
-def test_export_pullback_takes_what_the_forward_pass_keeps_however_it_was_made():
+def test_export_split_reads_what_the_call_runs_not_what_the_function_carries():
+    """Plain autodiff of the naive formula with a correct rule hung on it as attributes: the
+    programs are the naive formula's, which overflows."""
+
+    def naive(x):
+        return jnp.sum(jnp.log1p(jnp.exp(x)))
+
+    naive.fwd = lambda x: (jnp.sum(jnp.logaddexp(x, 0.0)), x)
+    naive.bwd = lambda x, g: (g * jax.nn.sigmoid(x),)
+    split = ch4judge.Split(*(load(program) for program in export_split(naive, f32(3))))
+    value, _ = split.fwd(np.array([100.0, 200.0, 0.0], np.float32))
+    assert not np.isfinite(value)
+
+
+def test_export_split_takes_what_the_forward_pass_keeps_however_it_was_made():
     """A custom rule's backward pass takes exactly its residuals; autodiff through a loop's takes
-    every step's; both compute the VJP, and only the loop's holds memory that grows with the steps."""
+    every step's; both compute the VJP."""
     f = _custom(lambda x: (x,), lambda r: r[0])
     looped = lambda x: jax.lax.fori_loop(0, 50, lambda i, y: jnp.sin(y), x).sum()  # noqa: E731
-    rule, loop = load(export_pullback(f, f32(7))), load(export_pullback(looped, f32(7)))
-    assert rule.in_shapes == [(7,), ()]  # the residual x, then the cotangent
-    assert sum(int(np.prod(s)) for s in loop.in_shapes[:-1]) >= 50 * 7 and loop.live_bytes > 20 * rule.live_bytes
-    pull = jax.vjp(looped, X)[1]
-    want = pull(np.float32(2.0))[0]
-    np.testing.assert_allclose(loop(tuple(jax.tree_util.tree_leaves(pull)), np.float32(2.0))[0], want, rtol=1e-6)
-    (grad,) = rule((X,), np.float32(-1.75))
-    np.testing.assert_allclose(grad, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    rule, loop = (ch4judge.Split(*(load(p) for p in export_split(g, f32(7)))) for g in (f, looped))
+    assert rule.bwd.in_shapes == [(7,), ()] and rule.kept == 7  # the residual x, then the cotangent
+    assert loop.kept >= 50 * 7 and loop.bwd.held > 20 * rule.bwd.held
+    want = jax.vjp(looped, X)[1](np.float32(2.0))[0]
+    np.testing.assert_allclose(loop.vjp((X,), np.float32(2.0))[1][0], want, rtol=1e-6)
+    got = rule.vjp((X,), np.float32(-1.75))[1][0]
+    np.testing.assert_allclose(got, -1.75 * np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 
-def test_export_fwd_of_a_plain_function_fails_at_export():
-    with pytest.raises(AttributeError, match="fwd"):
-        export_fwd(_sum_sin_sq, f32(7))
+def test_export_jvp_is_the_calls_forward_mode():
+    t = np.arange(7, dtype=np.float32)
+    _, tangent = load(export_jvp(_sum_sin_sq, f32(7)))(X, t)
+    np.testing.assert_allclose(tangent, np.sin(2.0 * X.astype(np.float64)) @ t, rtol=1e-5)
 
 
 def test_exported_keeps_each_error_to_its_own_name():
@@ -135,7 +152,7 @@ def test_an_undefined_interface_name_fails_its_test_with_the_missing_name():
     NameError Python would, inside the thunk, so only the tests that need it fail, with its name."""
     undefined = ch4check._Undefined("sin2_save")
     payload = ch4check._exported(
-        {"fwd": lambda: export_fwd(undefined, f32(3)), "call": lambda: export(undefined, f32(3))}
+        {"fwd": lambda: export_split(undefined, f32(3)), "call": lambda: export(undefined, f32(3))}
     )
     loaded, refusals = load_all(payload)
     assert not refusals and loaded == {n: "NameError: name 'sin2_save' is not defined" for n in ("fwd", "call")}
@@ -376,12 +393,12 @@ def test_check_close_passes_within_numpys_tolerances_only():
     "got,want,kwargs,message",
     [
         (np.zeros(3), np.zeros(4), {}, "jvp 的形状是 (3,)，应为 (4,)。"),
-        (np.ones(2), np.zeros(2), {"hint": "应为 0。"}, "jvp 不对（得到 [1. 1.]）：应为 0。"),
+        (np.ones(2), np.zeros(2), {"hint": "应为 0。"}, "jvp 不对（得到 [1, 1]）：应为 0。"),
         (np.ones(30), np.zeros(30), {}, "jvp 不对。"),  # a long result is not printed
         (np.ones(2), np.zeros(2), {"reveal": False}, "jvp 不对。"),  # a hidden test's values are not printed
-        ([np.nan, 0.0], [0.0, 0.0], {"finite": "不能 0/0。"}, "jvp 出现了 nan/inf（得到 [nan  0.]）：不能 0/0。"),
-        ([np.inf, 0.0], [0.0, 0.0], {"finite": True}, "jvp 出现了 nan/inf（得到 [inf  0.]）。"),
-        ([np.nan, 0.0], [0.0, 0.0], {}, "jvp 不对（得到 [nan  0.]）。"),  # nan is never close
+        ([np.nan, 0.0], [0.0, 0.0], {"finite": "不能 0/0。"}, "jvp 出现了 nan/inf（得到 [nan, 0]）：不能 0/0。"),
+        ([np.inf, 0.0], [0.0, 0.0], {"finite": True}, "jvp 出现了 nan/inf（得到 [inf, 0]）。"),
+        ([np.nan, 0.0], [0.0, 0.0], {}, "jvp 不对（得到 [nan, 0]）。"),  # nan is never close
     ],
     ids=["shape", "values", "long values", "hidden values", "nan with a hint", "inf", "nan without the finite check"],
 )
@@ -391,18 +408,13 @@ def test_check_close_fails_with_the_case_and_what_it_got(got, want, kwargs, mess
     assert str(failed.value) == message
 
 
-def test_saved_elements_counts_every_residual_of_an_exported_forward_rule():
-    f = _custom(lambda x: (jnp.sin(x), jnp.sum(x), {"x": x}), lambda r: r[2]["x"])
-    count, leaves = saved_elements(load(export_fwd(f, f32(7))), X)
-    assert count == 7 + 1 + 7 and sorted(leaf.size for leaf in leaves) == [1, 7, 7]  # a scalar counts as one
-    assert any(np.array_equal(leaf, X) for leaf in leaves) and any(np.allclose(leaf, np.sin(X)) for leaf in leaves)
-    count, leaves = saved_elements(load(export_fwd(_custom(lambda x: x, lambda r: r), f32(7))), X)
-    assert count == 7 and np.array_equal(leaves[0], X)
-
-
-def _uses(answer, n: int = 7) -> tuple[list[int], list[str]]:
-    """`Program.jvp_products` of `answer(f, x)` exported with J as input number 1."""
-    program = load(export(lambda x, J: answer(with_jacobian(J), x), f32(n), f32(n, n)))
+def _uses(answer, n: int = 7, evaluate: bool = True) -> tuple[list[int], list[str]]:
+    """`Program.jvp_products` of `answer(f, x)` exported with J as input number 1, where f is the
+    coloring tests' kind of function, v ↦ sin v + J v (`evaluate`), or v ↦ J v."""
+    if evaluate:
+        program = load(export(lambda x, J: answer(lambda v: jnp.sin(v) + J @ v, x), f32(n), f32(n, n)))
+    else:
+        program = load(export(lambda x, J: answer(lambda v: J @ v, x), f32(n), f32(n, n)))
     return program.jvp_products(1)
 
 
@@ -411,34 +423,34 @@ SEEDS = (np.arange(7)[None, :] % 3 == np.arange(3)[:, None]).astype(np.float32) 
 
 
 def test_jvp_products_count_the_tangents_of_each_use_of_the_jacobian():
+    """Evaluating f reads J once with one vector; each JVP reads it with its tangents (the primal
+    product is dropped when the JVP's value is not used)."""
+
     def vmapped(f, x):
         return jax.vmap(lambda s: jax.jvp(f, (x,), (s,))[1])(SEEDS)
 
-    assert _uses(lambda f, x: f(x)) == ([], [])  # called, not differentiated: J is never read
+    assert _uses(lambda f, x: f(x)) == ([1], [])  # called, not differentiated
     assert _uses(lambda f, x: jax.jvp(f, (x,), (jnp.ones(7),))[1]) == ([1], [])
+    assert _uses(lambda f, x: jax.jvp(f, (x,), (jnp.ones(7),))) == ([1, 1], [])  # the value too
     assert _uses(vmapped) == ([3], [])
     assert _uses(lambda f, x: jax.jit(vmapped, static_argnums=0)(f, x)) == ([3], [])  # through func.call
     assert _uses(lambda f, x: jax.vmap(jax.linearize(f, x)[1], in_axes=1, out_axes=1)(SEEDS.T)) == ([3], [])
     assert _uses(lambda f, x: jax.jacfwd(f)(x)) == ([7], [])
     assert _uses(lambda f, x: [jax.jvp(f, (x,), (s,))[1] for s in SEEDS]) == ([1, 1, 1], [])  # a Python loop
     J = np.random.default_rng(0).normal(size=(7, 7)).astype(np.float32)
-    program = load(export(lambda x, J: jax.jacfwd(with_jacobian(J))(x), f32(7), f32(7, 7)))
-    np.testing.assert_allclose(program(X, J), J, rtol=1e-6)  # and it computes J
-
-
-def test_with_jacobian_is_a_forward_mode_function_whose_jacobian_is_its_input():
-    J = np.random.default_rng(1).normal(size=(7, 7)).astype(np.float32)
-    f = with_jacobian(J)
-    np.testing.assert_allclose(f(X), np.sin(X), rtol=1e-6)  # its value says nothing about J
-    np.testing.assert_allclose(jax.jacfwd(f)(X), J, rtol=1e-6)
-    with pytest.raises(ValueError, match="Reverse-mode"):
-        jax.jacrev(f)(X)
+    program = load(export(lambda x, J: jax.jacfwd(lambda v: jnp.sin(v) + J @ v)(x), f32(7), f32(7, 7)))
+    np.testing.assert_allclose(program(X, J), J + np.diag(np.cos(X)), rtol=1e-6)  # and it computes J
     assert set(EXPORT_HELPERS) == set(EXPORT_HELPER_NAMES)  # what the judge binds to a no-op
+
+
+def test_reverse_mode_reads_the_jacobian_transposed_and_is_named():
+    products, others = _uses(lambda f, x: jax.jacrev(f)(x))
+    assert others and all("dot_general" in o or "transpose" in o for o in others), others
 
 
 def _jacobian_of(f):
     """The J a test function closes over, as a walk through its closures finds it."""
-    return next(c.cell_contents for c in f.jvp.__closure__ if hasattr(c.cell_contents, "shape"))
+    return next(c.cell_contents for c in f.__closure__ if hasattr(c.cell_contents, "shape"))
 
 
 def test_every_other_use_of_the_jacobian_is_named():
@@ -462,7 +474,7 @@ def test_every_other_use_of_the_jacobian_is_named():
         "with itself": (lambda f, x: _jacobian_of(f) @ _jacobian_of(f), ["stablehlo.dot_general"] * 2),
     }
     for name, (answer, named) in cases.items():
-        products, others = _uses(answer)
+        products, others = _uses(answer, evaluate=False)
         assert products == [] and others == named, (name, products, others)
 
 
@@ -482,7 +494,7 @@ def test_no_unary_lax_function_of_the_jacobian_counts_as_a_jvp():
             return fn(_jacobian_of(f))
 
         try:
-            products, others = _uses(answer)
+            products, others = _uses(answer, evaluate=False)
         except Exception:  # noqa: BLE001 - not a function of one float matrix, or not exportable
             continue
         tried.append(fn.__name__)
@@ -524,7 +536,7 @@ def test_a_body_gets_the_kits_helpers_and_real_builtins():
     space = ch4judge.namespace(body, {"safe_norm": object()})
     assert space["check_close"] is check_close and space["attempt"] is attempt and space["np"] is np
     assert space["__builtins__"] is builtins
-    assert "saved_elements" not in space and "jnp" not in space  # only what the body names
+    assert "as_function" not in space and "jnp" not in space  # only what the body names
 
 
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
@@ -538,9 +550,9 @@ def test_the_grader_judges_with_the_kits_messages():
     """The export of an undefined function arrives as its NameError; the judge turns it into the
     kit's message, as JupyterLab does."""
     error = {"error": "NameError: name 'sin2_save' is not defined"}
-    names = [f"{name} {half}" for name in ("sin2_save", "sin2_recompute") for half in ("fwd", "bwd")]
-    results, refusals = verdict.judge("residuals", {"test_custom_vjp": dict.fromkeys(names, error)}, "s")
-    result = next(r for r in results if r.test == "test_custom_vjp")
+    names = [f"{name} n={n}" for name in ("sin2_save", "sin2_recompute") for n in (64, 37)]
+    results, refusals = verdict.judge("residuals", {"test_visible_residuals": dict.fromkeys(names, error)}, "s")
+    result = next(r for r in results if r.test == "test_visible_residuals")
     assert result.message == missing_name("sin2_save") and not refusals
 
 
