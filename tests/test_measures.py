@@ -1,0 +1,216 @@
+"""What the method checks measure, proven both ways (kit/ch4dataflow.py, kit/ch4judge.py): the
+numbers a program holds at once, each counted once however often it is passed; the work a program
+does, each loop body counted once per iteration it actually ran; that the counting program computes
+what the program does; and that a hidden test's message carries no number. No kernels here."""
+
+import re
+
+import ch4dataflow
+import ch4judge
+import ch4messages
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from ch4check import export, export_split, f32
+from ch4protocol import sizes_key, sizes_seed
+from jax import export as jax_export
+
+
+def _program(fun, *specs) -> ch4judge.Program:
+    return ch4judge.load(export(fun, *specs))
+
+
+def _exported(fun, *specs):
+    return jax_export.deserialize(bytearray(export(fun, *specs)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory: numbers held at once
+
+
+def _trajectory(x):
+    """Holds 100 states at once (stacked) before reducing them."""
+    return jnp.stack([x * i for i in range(100)]).sum(0)
+
+
+def test_a_value_passed_many_times_is_counted_once_and_hides_nothing():
+    """The count an answer could steer: a value handed a thousand times to a jitted helper. The
+    helper's arguments are its caller's values, so they add nothing; the trajectory still shows."""
+    helper = jax.jit(lambda *args: args[0] * 1.0)
+
+    def fooled(x):
+        states = jnp.stack([x * i for i in range(100)])
+        return helper(*([states] * 1000)).sum(0)
+
+    plain, fooling = (ch4dataflow.peak_live_elements(_exported(f, f32(5))) for f in (_trajectory, fooled))
+    assert plain >= 100 * 5 and fooling >= plain, (plain, fooling)
+    assert fooling <= plain + 2 * 100 * 5  # the helper's own product, once
+
+
+def test_what_a_callee_makes_counts_on_top_of_what_is_live_around_it():
+    inner = jax.jit(lambda x: jnp.stack([x * i for i in range(50)]).sum(0))
+    held = ch4dataflow.peak_live_elements(_exported(lambda x: inner(x) + x, f32(4)))
+    assert held >= 50 * 4
+
+
+def test_numbers_are_counted_whatever_their_dtype():
+    with jax.enable_x64(True):
+        wide = ch4dataflow.peak_live_elements(_exported(lambda x: _trajectory(x.astype(jnp.float64)), f32(5)))
+    narrow = ch4dataflow.peak_live_elements(_exported(_trajectory, f32(5)))
+    assert abs(wide - narrow) <= 10, (wide, narrow)  # the same states, a cast more
+
+
+def test_a_loop_carry_is_held_once_whatever_the_trip_count():
+    looped = [ch4dataflow.peak_live_elements(_exported(lambda x, n=n: jax.lax.fori_loop(0, n, lambda i, y: jnp.sin(y), x),
+                                                        f32(6))) for n in (10, 1000)]  # fmt: skip
+    assert looped[0] == looped[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Work: what runs, counted as it runs
+
+
+def _work(fun, *args):
+    program = _program(fun, *(f32(*np.shape(a)) for a in args))
+    return program.counted(*args)
+
+
+def test_a_loops_body_counts_once_per_iteration_it_ran():
+    x = np.ones(8, np.float32)
+    works = [_work(lambda x, n=n: jax.lax.fori_loop(0, n, lambda i, y: jnp.sin(y) * 2.0, x), x)[1] for n in (10, 40)]
+    assert 3.5 < works[1] / works[0] < 4.1, works
+
+
+def test_a_while_loops_trip_count_is_read_by_running_it():
+    """The same program: its loop runs until a value decided by the input."""
+
+    def halve_until(x, limit):
+        return jax.lax.while_loop(lambda y: jnp.max(y) > limit, lambda y: y * 0.5, x)
+
+    program = _program(halve_until, f32(8), f32())
+    x = np.full(8, 1024.0, np.float32)
+    (out_short, short), (out_long, long) = program.counted(x, np.float32(100.0)), program.counted(x, np.float32(1e-3))
+    np.testing.assert_array_equal(out_long, halve_until(x, np.float32(1e-3)))  # it computes what the program does
+    assert long > 3 * short, (short, long)
+    assert program.known_work is None  # a loop: not known without running
+
+
+def test_a_branch_counts_the_side_that_ran():
+    heavy = lambda x: jax.lax.fori_loop(0, 100, lambda i, y: jnp.sin(y), x)  # noqa: E731
+    program = _program(lambda x, p: jax.lax.cond(p > 0, heavy, lambda x: x + 1.0, x), f32(8), f32())
+    x = np.ones(8, np.float32)
+    assert program.counted(x, np.float32(1.0))[1] > 50 * program.counted(x, np.float32(-1.0))[1]
+
+
+def test_nested_loops_and_called_functions_multiply_and_add():
+    body = jax.jit(lambda y: jnp.cos(y))
+    inner = lambda y: jax.lax.fori_loop(0, 5, lambda j, z: body(z), y)  # noqa: E731
+    nested = _work(lambda x: jax.lax.fori_loop(0, 20, lambda i, y: inner(y), x), np.ones(4, np.float32))[1]
+    flat = _work(lambda x: jax.lax.fori_loop(0, 100, lambda i, y: jnp.cos(y), x), np.ones(4, np.float32))[1]
+    assert 0.8 < nested / flat < 1.5, (nested, flat)
+
+
+def test_work_is_known_without_running_when_nothing_loops_and_then_nothing_compiles():
+    split = ch4judge.Split(*(ch4judge.load(p) for p in export_split(lambda x: jnp.sum(jnp.sin(x) ** 2), f32(6))))
+    forward, backward = split.work((np.ones(6, np.float32),), np.float32(1.0))
+    assert forward > 0 and backward > 0
+    assert split.fwd._jitted._cache_size() == 0 and split.bwd._jitted._cache_size() == 0  # neither ran
+
+
+def test_one_pass_per_input_entry_costs_the_entries_times_one():
+    """What the cheap-gradient check exists for: k forward-mode passes cost about k times one,
+    one after another (lax.map) or batched (vmap: the primal computed once, the k tangents pushed
+    together, so it grows with k as well)."""
+
+    def solve(x):
+        return jax.lax.fori_loop(0, 50, lambda i, y: jnp.tanh(y @ jnp.ones((24, 24))), x)
+
+    x = np.ones(24, np.float32)
+    one = _work(lambda x: jax.jvp(solve, (x,), (jnp.ones(24),))[1], x)[1]
+    by_map = _work(lambda x: jax.lax.map(lambda t: jax.jvp(solve, (x,), (t,))[1], jnp.eye(24)[:6]), x)[1]
+    by_vmap = {k: _work(lambda x, k=k: jax.vmap(lambda t: jax.jvp(solve, (x,), (t,))[1])(jnp.eye(24)[:k]), x)[1]
+               for k in (6, 24)}  # fmt: skip
+    assert 5 * one < by_map < 7 * one, (one, by_map)
+    assert by_vmap[24] > 3 * by_vmap[6], by_vmap
+
+
+def test_a_loop_tested_by_a_loop_cannot_be_measured():
+    def hidden_work(x):
+        def cond(y):  # the work hides in the condition, which could not pass a counter out
+            return jax.lax.fori_loop(0, 1000, lambda i, z: jnp.sin(z), y).sum() > 1e9
+
+        return jax.lax.while_loop(cond, lambda y: y + 1.0, x)
+
+    program = _program(hidden_work, f32(3))
+    with pytest.raises(ch4judge.Unmeasurable):
+        program.counted(np.ones(3, np.float32))
+    np.testing.assert_allclose(program(np.ones(3, np.float32)), np.ones(3))  # it still runs, uncounted
+
+
+def test_the_counting_program_meets_the_same_policy():
+    program = _program(lambda x: jax.lax.fori_loop(0, 3, lambda i, y: y * 2.0, x), f32(2))
+    _, counting, _ = program._counting
+    assert counting is not None  # and _counting ran _check on it without a refusal
+
+
+# ---------------------------------------------------------------------------------------------
+# What a hidden test may say
+
+
+def test_a_hidden_tests_failure_names_no_number():
+    hidden = ch4messages.Hidden("# 🧪 隐藏测试：梯度\ncheck_close(g, w, '随机点上的梯度')", ch4judge.kit_pieces())
+    ch4messages.current = hidden
+    try:
+        with pytest.raises(AssertionError) as failed:
+            ch4messages.check_close(np.array([np.nan, 123456.789]), np.zeros(2), "随机点上的梯度", finite=True)
+    finally:
+        ch4messages.current = None
+    message = hidden.final(str(failed.value))
+    assert message == str(failed.value) and not re.search(r"\d", message), message
+
+
+def test_the_gate_replaces_a_message_that_spells_a_number():
+    hidden = ch4messages.Hidden("# 🧪 隐藏测试：值\nassert False, '值不对'", ch4judge.kit_pieces())
+    assert hidden.final("值不对") == "值不对"
+    for leak in ("值不对（x = 0.4231）", "值不对 1e-3", "值不对" + "：" * 3 + "7"):
+        replaced = hidden.final(leak)
+        assert replaced.startswith("隐藏测试未通过") and not re.search(r"\d", replaced.replace("🧪", "")), replaced
+
+
+def test_no_kit_piece_is_made_of_digits_and_signs():
+    """Pieces of digits, signs and exponents could be joined into any number; punctuation without a
+    digit cannot, and joins course text."""
+    pieces = ch4judge.kit_pieces()
+    assert "：" in pieces
+    assert not [p for p in pieces if re.search(r"\d", p) and not re.search(r"[^\W\deE_]", p)]
+    assert ch4messages.text_pieces("x = f'{a}1e-3' + '12' + ' ' + 'n = 3 时'") == {" ", "n = 3 时"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes drawn for hidden tests
+
+
+def test_the_kernel_and_the_judge_draw_the_same_sizes_and_the_key_tells_nothing_back(monkeypatch):
+    import ch4check
+    from ch4protocol import GRADING_ENV, SIZES_ENV
+
+    secret = "a submission's secret"
+    monkeypatch.setenv(GRADING_ENV, "1")
+    monkeypatch.setenv(SIZES_ENV, sizes_key(secret))
+    kernel = ch4check.sizes_for("test_hidden_x").integers(0, 10**9, size=4)
+    judge = np.random.default_rng(sizes_seed(sizes_key(secret), "test_hidden_x")).integers(0, 10**9, size=4)
+    np.testing.assert_array_equal(kernel, judge)
+    other = np.random.default_rng(sizes_seed(sizes_key("another secret"), "test_hidden_x")).integers(0, 10**9, size=4)
+    assert not np.array_equal(kernel, other)
+    assert secret not in sizes_key(secret)
+
+
+def test_a_graded_kernel_without_its_key_refuses_to_draw(monkeypatch):
+    import ch4check
+    from ch4protocol import GRADING_ENV, SIZES_ENV
+
+    monkeypatch.setenv(GRADING_ENV, "1")
+    monkeypatch.delenv(SIZES_ENV, raising=False)
+    with pytest.raises(RuntimeError, match="sizes key"):
+        ch4check.sizes_for("test_hidden_x")
