@@ -192,6 +192,10 @@ def _reads(op, found: list) -> None:
 # body once.
 
 _CONTROL = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+
+
+class Unmeasurable(ValueError):
+    """A program whose work cannot be counted (`counting`)."""
 MAX_INLINED_OPERATIONS = 400_000  # a program this large once its calls are copied in is not measured
 
 
@@ -237,7 +241,7 @@ def _inline_calls(module) -> None:
         for call in calls:
             callee = functions.get(_callee(call))
             if callee is None or not len(callee.regions[0].blocks):
-                raise ValueError("a call to a function without a body here")
+                raise Unmeasurable("a call to a function without a body here")
             copy = callee.clone(ir.InsertionPoint(main))
             block = copy.regions[0].blocks[0]
             for argument, value in zip(block.arguments, call.operands, strict=True):
@@ -251,7 +255,7 @@ def _inline_calls(module) -> None:
             copy.erase()
             copied += len(ops)
             if copied > MAX_INLINED_OPERATIONS:
-                raise ValueError("the program is too large to measure once its calls are copied in")
+                raise Unmeasurable("the program is too large to measure once its calls are copied in")
     for name, function in functions.items():
         if name != "main":
             function.erase()
@@ -320,7 +324,7 @@ def _count_block(block) -> tuple:
         if op.name == "stablehlo.while":
             cond = op.regions[0].blocks[0]
             if any(inner.operation.name in _CONTROL for inner in cond.operations):
-                raise ValueError("a loop or a branch inside a loop's condition")
+                raise Unmeasurable("a loop or a branch inside a loop's condition")
             per_test = sum(_cost(inner.operation) for inner in cond.operations)
             loop = _with_counter(op, _constant(0.0, op))
             cond, body = (region.blocks[0] for region in loop.regions)
@@ -347,7 +351,7 @@ def counting(exported):
     """(work, program): `work` the program's work when it holds no loop or branch (then it is
     known without running it, and `program` is None), else None and `program`, the exported
     program rewritten to also return its work as a last float32 output, to run on the inputs
-    whose work is wanted. Raises ValueError for a program that cannot be measured (it calls
+    whose work is wanted. Raises Unmeasurable (a ValueError) for a program that cannot be measured (it calls
     itself, is too large once its calls are copied in, or tests a loop's condition with a loop)."""
     import dataclasses
 
@@ -370,7 +374,7 @@ def counting(exported):
         if "res_attrs" in main.attributes:
             main.attributes["res_attrs"] = ir.ArrayAttr.get([*ir.ArrayAttr(main.attributes["res_attrs"]), ir.DictAttr.get({})])
         if not module.operation.verify():
-            raise ValueError("the rewritten program does not verify")
+            raise Unmeasurable("the rewritten program does not verify")
         serialized = _export._module_to_bytecode(module)
     import jax
 

@@ -92,8 +92,7 @@ class Refused(Exception):
     """A program outside the allow-policy: it is not run."""
 
 
-class Unmeasurable(Exception):
-    """A program whose work cannot be counted (kit/ch4dataflow.py, `counting`)."""
+Unmeasurable = ch4dataflow.Unmeasurable  # a program whose work cannot be counted
 
 
 def _operations(exported) -> list[tuple[str, dict]]:

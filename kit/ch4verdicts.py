@@ -19,6 +19,7 @@ names or supplies besides (docs/methods.md has the table):
 A hidden test passes ``reveal=False``: its messages name no number (kit/ch4messages.py, ``Hidden``).
 """
 
+import ch4dataflow
 import jax
 import numpy as np
 from ch4messages import attempt, check_close, program
@@ -154,8 +155,6 @@ def reference_work(function, *args) -> float:
     exercise asks for costs when computed the plain way."""
     from jax import export
 
-    import ch4dataflow
-
     specs = [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype) for a in args]
     known, counting = ch4dataflow.counting(export.export(jax.jit(function))(*specs))
     return known if counting is None else float(jax.jit(counting.call)(*args)[-1])
@@ -207,8 +206,6 @@ def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what:
     every few steps, or log N of them, grows); both passes do the steps they are asked for (the
     work grows with N_STEPS); the backward pass costs at most WORK_RATIO times RK4 itself; and a
     generous backstop on what it keeps and holds."""
-    import ch4judge
-
     for name, a, b in (("保存的残差", short.kept, full.kept), ("反向过程同时占着的数", short.bwd.held, full.bwd.held)):
         if a != b:
             counts = f"（N_STEPS = {steps} 时 {a} 个，100 时 {b} 个）" if reveal else ""
@@ -225,7 +222,7 @@ def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what:
             raise AssertionError(f"{what}{name}太多了{counts}：伴随法只需要保存 W 和 z(T) 这样的几个向量。")
     try:
         works = {n: split.work(args, cotangent) for n, split in ((steps, short), (100, full))}
-    except ch4judge.Unmeasurable:
+    except ch4dataflow.Unmeasurable:
         raise unmeasurable(what) from None
     expected = 100 / steps
     for part, index in (("前向", 0), ("反向", 1)):
@@ -572,8 +569,6 @@ def check_implicit_method(split, states: int, actions: int, args, cotangent, wha
     on the same inputs (at γ = 0.5 that is a few dozen steps, so differentiating a fixed unrolled
     loop, or one re-run per input entry, costs far more), and a generous backstop on what it keeps
     (KEPT_BACKSTOP·n) and holds (HELD_BACKSTOP_N·n + HELD_BACKSTOP_N2·n²)."""
-    import ch4judge
-
     n = implicit_n(states, actions)
     for name, count, limit in (
         ("保存的残差", split.kept, KEPT_BACKSTOP * n),
@@ -587,7 +582,7 @@ def check_implicit_method(split, states: int, actions: int, args, cotangent, wha
             )
     try:
         _, backward = split.work(args, cotangent)
-    except ch4judge.Unmeasurable:
+    except ch4dataflow.Unmeasurable:
         raise unmeasurable(what) from None
     check_work_ratio(backward, reference_work(value_iteration, *args), what, reveal)
 

@@ -1,4 +1,4 @@
-"""Violates: no custom_vjp: a plain identity, leaving the clipping to 'someone outside' (gradients pass unclipped)."""
+"""Violates: the backward pass clips: a plain identity (no rule of its own), so autodiff passes the cotangent through unclipped."""
 
 
 def clip_grad_global_norm(params, max_norm):
