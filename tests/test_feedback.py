@@ -340,8 +340,8 @@ def test_pages_show_the_export_note_and_the_verdict_not_the_programs(graded):
     for student in ("alice", PAGE_ATTACKER):
         page = _feedback_page(out, student).read_text(encoding="utf-8")
         notes = re.findall(r"🔒 测试 (\w+)：导出的程序已交给评分程序", page)
-        assert set(notes) >= {"test_custom_vjp", "test_visible_value_grad", "test_visible_residuals"}, notes
-        assert page.count("评分程序判定：✅ 通过") == 6 and execute.EVIDENCE_MIME not in page
+        assert set(notes) >= {"test_visible_value_grad", "test_visible_residuals", "test_hidden_random"}, notes
+        assert page.count("评分程序判定：✅ 通过") == 5 and execute.EVIDENCE_MIME not in page
         if student == "alice":  # the attacker's page holds its own long runs of x and y
             assert not re.search(r"[A-Za-z0-9+/]{200}", page), "a page holds a long base64 run (a program?)"
         path = course.notebook_path(out / "course" / "autograded" / student, ASSIGNMENT)

@@ -148,15 +148,15 @@ def test_a_test_cell_moved_after_the_hidden_tests_goes_back_with_its_own_cells(t
     nb = sample_classes.answered(ASSIGNMENT, GOOD)
     nb.cells.insert(0, _own("before_everything = 1"))
     nb.cells.insert(_ids(nb).index("answer") + 1, _own("after_answer = 1"))
-    nb.cells.insert(_ids(nb).index("test_custom_vjp") + 1, _own("after_first_test = 1"))
-    _moved(nb, "test_custom_vjp", None, with_next=1)
-    assert _ids(nb)[-2:] == ["test_custom_vjp", "after_first_test = 1"]
+    nb.cells.insert(_ids(nb).index("test_visible_value_grad") + 1, _own("after_first_test = 1"))
+    _moved(nb, "test_visible_value_grad", None, with_next=1)
+    assert _ids(nb)[-2:] == ["test_visible_value_grad", "after_first_test = 1"]
     got, notes, flags = submit(tmp_path, nb)
     assert flags == [] and messages.cells_reordered() in notes and messages.cells_added(3) in notes, notes
     expected = list(RELEASED)
     expected.insert(0, "before_everything = 1")
     expected.insert(expected.index("answer") + 1, "after_answer = 1")
-    expected.insert(expected.index("test_custom_vjp") + 1, "after_first_test = 1")
+    expected.insert(expected.index("test_visible_value_grad") + 1, "after_first_test = 1")
     assert _ids(got) == expected
 
 

@@ -480,16 +480,15 @@ def test_objects_carried_by_exceptions_only_take_programs_away(local_run):
     through them makes a test lose its programs, and the submission is flagged for a person."""
     got, alone = _got(local_run, "exception_carried_objects")
     text = printed(autograded(local_run, got.student, got.assignment))
-    assert "CARRIED BACK module ch4check" in text and "relabelled as test_custom_vjp" in text, text[-2000:]
+    assert "CARRIED BACK module ch4check" in text and "relabelled as test_visible_value_grad" in text, text[-2000:]
     assert got.score <= alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
     assert any(messages.programs_malformed("test_hidden_random") in note for note in got.notes), got.notes
 
 
 @local
 def test_a_closure_walk_to_the_tests_jacobian_gains_nothing(local_run):
-    """colored_jacobian_banded walks from the function a test hands it to the test's custom_jvp,
-    its namespace and the Jacobian its rule holds, and returns that Jacobian's band: the right
-    numbers, no JVP. The judge reads how the program uses the Jacobian (one product with 2b+1
+    """colored_jacobian_banded walks from the function a test hands it (v ↦ g(v) + J v) to the
+    matrix J it closes over, and returns J's band: no JVP. The judge reads how the program uses the Jacobian (one product with 2b+1
     tangents, or nothing), so the counting tests fail and it scores no more than jacfwd alone."""
     got, alone = _got(local_run, "closure_walk_to_the_jacobian")
     text = printed(autograded(local_run, got.student, got.assignment))

@@ -264,34 +264,34 @@ def test_a_wrong_answers_programs_score_as_that_wrong_answer(exported):
     failed = {t for t, r in exported.judged["wrong"].items() if not r.passed}
     assert failed == {"test_visible_residuals", "test_hidden_residuals"}, failed
     message = exported.judged["wrong"]["test_visible_residuals"].message
-    assert "sin2_recompute 的前向规则保存的不是 x 本身" in message, message
+    assert "sin2_recompute 保存的残差不正好是 x 本身" in message, message
 
 
 def test_a_forged_payload_for_one_test_raises_no_other(exported):
     """Programs that pass the residual tests (the reference's) sit in the notebook three times:
-    inside test_custom_vjp's own payload under the names the residual tests read, in a cell that
-    is not a test, and in another test's cell under their own label; test_visible_value_grad's
+    inside test_visible_value_grad's own payload under the names the residual tests read, in a cell
+    that is not a test, and in another test's cell under their own label; test_hidden_cotangent's
     cell carries the reference's payload beside its own. None of it reaches another test: each
     test scores at most what the wrong answer's own programs score, and the anomalies say where
     the stray payloads were."""
     ref, wrong = exported.reference, exported.wrong
-    smuggled = {"test": "test_custom_vjp", "programs": dict(wrong["test_custom_vjp"]["programs"])}
+    vehicle = "test_visible_value_grad"
+    smuggled = {"test": vehicle, "programs": dict(wrong[vehicle]["programs"])}
     for test, payload in ref.items():  # under the names the other tests read them by
-        if test != "test_custom_vjp":
+        if test != vehicle:
             smuggled["programs"].update(payload["programs"])
     cells = {
-        "test_custom_vjp": [_out(smuggled)],
-        "test_visible_value_grad": [_out(wrong["test_visible_value_grad"]), _out(ref["test_visible_value_grad"])],
+        vehicle: [_out(smuggled)],
         "test_visible_residuals": [_out(wrong["test_visible_residuals"])],
         "test_hidden_random": [_out(wrong["test_hidden_random"])],
-        "test_hidden_cotangent": [_out(wrong["test_hidden_cotangent"])],
+        "test_hidden_cotangent": [_out(wrong["test_hidden_cotangent"]), _out(ref["test_hidden_cotangent"])],
         "test_hidden_residuals": [_out(ref["test_visible_residuals"])],  # labelled test_visible_residuals
     }
     nb = _notebook((None, [_out(ref["test_visible_residuals"]), _out(ref["test_hidden_residuals"])]), *cells.items())
     found, anomalies = verdict.read_programs(nb)
     assert sorted(anomalies) == sorted([
         messages.programs_outside_tests(2),
-        messages.programs_repeated("test_visible_value_grad", 2),
+        messages.programs_repeated("test_hidden_cotangent", 2),
         messages.programs_malformed("test_hidden_residuals"),
     ])  # fmt: skip
     results, refusals = verdict.judge(ASSIGNMENT, found, "key")
@@ -302,7 +302,7 @@ def test_a_forged_payload_for_one_test_raises_no_other(exported):
     assert not raised, f"forged programs raised {raised}"
     assert not got["test_visible_residuals"].passed and not got["test_hidden_residuals"].passed
     assert got["test_visible_residuals"].message == baseline["test_visible_residuals"].message
-    assert got["test_custom_vjp"].passed, "the smuggled programs did not stop the test they rode in"
+    assert got[vehicle].passed, "the smuggled programs did not stop the test they rode in"
     assert got["test_hidden_residuals"].message == ch4judge.NO_PROGRAM  # its cell's payload was not its own
 
 
@@ -386,13 +386,12 @@ def _run_python(*args: str, stdin: str = "") -> str:
 def test_verdicts_still_fail_under_python_O():
     """`python -O` strips assert statements, and the verdicts are asserts: test bodies are
     compiled with optimize=0, so a failing test fails under any interpreter flag. Here the plain
-    `assert ... in _p` of test_custom_vjp decides: its programs failed to export."""
+    `assert` of ode_adjoint's test_interface decides: its program failed to export."""
     assert _run_python("-O", "-c", "assert False\nprint('stripped')") == "stripped"  # -O really strips
-    test = next(t for t in verdict.test_cells(ASSIGNMENT) if t["id"] == "test_custom_vjp")
-    error = {"error": "TypeError: not a custom_vjp"}
-    names = [f"{name} {half}" for name in ("sin2_save", "sin2_recompute") for half in ("fwd", "bwd")]
-    job = json.dumps({"secret": "s", "tests": [test], "programs": {test["id"]: dict.fromkeys(names, error)}})
+    test = next(t for t in verdict.test_cells("ode_adjoint") if t["id"] == "test_interface")
+    error = {"error": "TypeError: not a number"}
+    job = json.dumps({"secret": "s", "tests": [test], "programs": {test["id"]: {"constants": error}}})
     for flags in (["-O"], ["-OO"]):
         line = json.loads(_run_python(*flags, "-m", "ch4judge", stdin=job))
-        assert line["test"] == "test_custom_vjp" and line["passed"] is False, (flags, line)
-        assert "应当是 jax.custom_vjp" in line["message"], line["message"]
+        assert line["test"] == "test_interface" and line["passed"] is False, (flags, line)
+        assert "应是实数" in line["message"], line["message"]

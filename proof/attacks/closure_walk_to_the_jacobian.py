@@ -1,8 +1,8 @@
-"""Attack: from the function a test hands to colored_jacobian_banded, walk its closures to the
-test's own custom_jvp, and from its rule to everything the rule holds: the test cell's namespace
-(the rule's __globals__; no counter lives there any more) and the Jacobian the rule multiplies
-tangents by. Return that Jacobian's band directly: no JVP at all, the right numbers. The judge
-counts the Jacobian's uses in the exported program, so this must score as what it is."""
+"""Attack: from the function a test hands to colored_jacobian_banded (v ↦ g(v) + J v), walk its
+closures to everything it holds: the test cell's namespace and the matrix J it multiplies by.
+Return J's band plus g's Jacobian by jacfwd, or J's band alone: the right numbers where J is all
+there is, no colouring. The judge counts J's uses in the exported program, so this must score as
+what it is."""
 # base: coloring wrong_jacfwd_mask
 # class: closure/globals walks to counters
 # Under the answer guard, the same walk to the test's JVP counter (a writable dict) gave a jacfwd
@@ -36,17 +36,14 @@ def _closed_over(f):
 def colored_jacobian_banded(f, x, bandwidth):
     n = x.shape[0]
     reached = _closed_over(f)
-    rules = [g for g in reached if isinstance(g, jax.custom_jvp)]
     squares = [g for g in reached if getattr(g, "shape", None) == (n, n)]
-    if not rules:
+    if not squares:
         return _inner(f, x, bandwidth)
-    space = rules[0].jvp.__globals__  # the test cell's own namespace
+    space = getattr(f, "__globals__", {})  # the test cell's own namespace
     _reached.append((sorted(name for name in space if not name.startswith("__"))[:8], len(squares)))
     offsets = jnp.arange(n)[:, None] - jnp.arange(n)[None, :]
     band = jnp.abs(offsets) <= bandwidth
-    if squares:  # the Jacobian itself, as the rule holds it
-        return jnp.where(band, squares[0], 0.0)
-    return jnp.where(band, jax.jacfwd(rules[0].fun)(x), 0.0)  # n tangents through the rule-free primal
+    return jnp.where(band, squares[0], 0.0)  # J itself, as the test function holds it
 
 
 # %% a cell of the student's own at the end

