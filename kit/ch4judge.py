@@ -400,12 +400,14 @@ def run_body(body: str, space: dict, filename: str) -> None:
 
 def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
     """`job`: {"secret", "tests": [{"id", "points", "body", "hidden"}], "programs": {test: payload},
-    "cache": a folder for compiled programs (optional)}.
+    "cache": a folder for compiled programs (optional), "sizes_secret": the proof's, to draw inputs
+    at the sizes of another secret (optional)}.
     Only the export parts ran in the student's kernel; here each whole test body runs again, where
     `programs(...)` returns what that kernel exported and `seed_for` draws the secret inputs. A
     hidden test's message says only what `Hidden` allows. `record` (the proof's, in its own process):
     each hidden test's namespace after its body ran, by test id, to search the pages for."""
     secret = job["secret"]
+    sizes_secret = job.get("sizes_secret", secret)  # the proof's, to draw other inputs at the same sizes
     received = job.get("programs", {})
     if job.get("cache"):
         keep_compiled_programs(job["cache"])
@@ -423,7 +425,7 @@ def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
                 **dict.fromkeys(EXPORT_HELPER_NAMES, _not_here),
                 "programs": programs,
                 "seed_for": lambda t: derive_seed(secret, t),
-                "sizes_for": lambda t: np.random.default_rng(sizes_seed(sizes_key(secret), t)),
+                "sizes_for": lambda t: np.random.default_rng(sizes_seed(sizes_key(sizes_secret), t)),
             },
         )
         # The export part runs here too, without the student's names: its thunks are never called

@@ -136,7 +136,8 @@ def shown(values) -> str:
     values = np.asarray(values)
     if values.ndim == 0:
         return f"{values.item():.6g}"
-    return np.array2string(values, separator=", ", max_line_width=10**6, formatter={"all": lambda v: f"{v:.6g}"})
+    text = np.array2string(values, separator=", ", max_line_width=10**6, formatter={"all": lambda v: f"{v:.6g}"})
+    return " ".join(text.split())  # a matrix's rows on one line too
 
 
 def check_close(

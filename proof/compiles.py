@@ -142,7 +142,8 @@ def measure(assignment: str, answer: str | None = None, secret: str | None = Non
         cells.append(CellCompiles(gid, gid in hidden, budget(original) if original is not None else None))
         run += [cell, _code("_c.take()")]
     out = nbformat.v4.new_notebook(cells=run, metadata=nb.metadata)
-    answers.run_in_kernel(out, assignment)
+    secret = secret or secrets.token_hex(16)
+    answers.run_in_kernel(out, assignment, secret=secret)  # the hidden tests' sizes are drawn from it
     marks = [c for c in out.cells if "ch4-compiles" in c.metadata.get("tags", [])][1:]
     for cell, mark in zip(cells, marks, strict=True):
         text = "".join(o.get("text", "") for o in mark.get("outputs", []) if o.get("name") == "stdout")
@@ -152,7 +153,7 @@ def measure(assignment: str, answer: str | None = None, secret: str | None = Non
         data = json.loads(line[len(_MARK) :])
         cell.records, cell.cpu = data["records"], data["cpu"]
     programs, _ = verdict.read_programs(out)
-    for cell, count in _verdict_compiles(assignment, programs, secret or secrets.token_hex(16)).items():
+    for cell, count in _verdict_compiles(assignment, programs, secret).items():
         next(c for c in cells if c.cell == cell).verdict_compiles = count
     return cells
 

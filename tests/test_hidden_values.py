@@ -165,13 +165,15 @@ def hidden_numbers(out, student: str, assignment: str) -> set[str]:
         nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4),
         quick.answer_cell(nbformat.read(submitted, as_version=4)).source,
     ))  # fmt: skip
-    quick.run_in_kernel(nb, assignment)
+    seed = worker.student_seed(out / "course", student, assignment)
+    quick.run_in_kernel(nb, assignment, secret=seed)
     programs, _ = verdict.read_programs(nb)
     tests = [t for t in verdict.test_cells(assignment) if t["hidden"]]
 
     def computed(secret: str) -> set[str]:
         record: dict = {}
-        ch4judge.judge({"secret": secret, "tests": tests, "programs": programs}, io.StringIO(), record=record)
+        job = {"secret": secret, "sizes_secret": seed, "tests": tests, "programs": programs}
+        ch4judge.judge(job, io.StringIO(), record=record)
         found: set = set()
         for space in record.values():
             for name, value in space.items():
@@ -179,7 +181,6 @@ def hidden_numbers(out, student: str, assignment: str) -> set[str]:
                     numbers_in(value, found)
         return found
 
-    seed = worker.student_seed(out / "course", student, assignment)
     return computed(seed) - computed(seed[::-1])
 
 

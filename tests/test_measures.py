@@ -214,3 +214,12 @@ def test_a_graded_kernel_without_its_key_refuses_to_draw(monkeypatch):
     monkeypatch.delenv(SIZES_ENV, raising=False)
     with pytest.raises(RuntimeError, match="sizes key"):
         ch4check.sizes_for("test_hidden_x")
+
+
+def test_the_work_ratios_message_states_the_constant_it_checks():
+    """A hidden test's message may hold only course text, so the constant is written out in it."""
+    import inspect
+
+    import ch4verdicts
+
+    assert ch4verdicts.WORK_RATIO == 40 and "超过函数本身的 40 倍" in inspect.getsource(ch4verdicts.check_work_ratio)
