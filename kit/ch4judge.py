@@ -150,7 +150,9 @@ class Program:
     def __call__(self, *args):
         """The program's outputs on `args`. A program with loops or branches and no serialized
         derivative runs as its counting version (``counted``), so that measuring its work later
-        compiles nothing more."""
+        compiles nothing more. Arrays arrive as NumPy arrays: one compilation per program, whether
+        a verdict passes what another program returned or values of its own."""
+        args = _host(args)
         if not self.exported.has_vjp():
             _, counting, why = self._counting
             if counting is not None:
@@ -201,6 +203,7 @@ class Program:
         known, counting, why = self._counting
         if why:
             raise Unmeasurable(why)
+        args = _host(args)
         if counting is None:
             return self._jitted(*args), known
         *outputs, work = counting(*args)
@@ -210,6 +213,13 @@ class Program:
         """How the program uses its input number `arg`, a Jacobian J a test function pushes
         tangents through (kit/ch4dataflow.py): (tangents per product, every other use)."""
         return ch4dataflow.jvp_products(self.exported, arg)
+
+
+def _host(args):
+    """`args` with JAX arrays as NumPy arrays (tracers, under a transformation, stay as they are)."""
+    return jax.tree_util.tree_map(
+        lambda a: np.asarray(a) if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) else a, args
+    )
 
 
 class Split:
@@ -457,7 +467,9 @@ def kit_pieces() -> frozenset[str]:
     have: what a hidden test may say besides its own body's text (ch4messages.Hidden)."""
     import inspect
 
-    return frozenset().union(*(text_pieces(inspect.getsource(m)) for m in (ch4messages, ch4verdicts, sys.modules[__name__])))
+    return frozenset().union(
+        *(text_pieces(inspect.getsource(m)) for m in (ch4messages, ch4verdicts, sys.modules[__name__]))
+    )
 
 
 def keep_compiled_programs(folder: str) -> None:
