@@ -432,24 +432,32 @@ def test_the_reasons_for_failing_stand_under_what_the_test_checks_in_the_instruc
     the exercise's own Chinese title in the Chinese one; the messages stay as students read them."""
     from grader.output import titles
 
-    def section(page: str, test: str) -> str:
-        return page.split(f"<code>{test}</code> (", 1)[1].split("</table>", 1)[0]
+    english_page, chinese_page = html.unescape(demo_run.page_en), html.unescape(demo_run.page)
+
+    def section(page: str, assignment: str, test: str) -> str:
+        """A test's group of messages: its heading, up to the end of its table."""
+        part = page.split(f'<details class="assignment" id="{assignment}">', 1)[1]
+        return part.split(f"<h4><code>{test}</code> (", 1)[1].split("</table>", 1)[0]
 
     shown = 0
     for a in demo_run.report["assignments"]:
         for test in a["tests"]:
             english = titles.TITLES[a["assignment"]][test["test"]]
-            assert html.escape(english, quote=False) in demo_run.page_en, english
+            assert english in english_page, english
             if not test["messages"]:
                 continue
-            message = html.escape(test["messages"][0]["example"], quote=False)
-            assert html.escape(english, quote=False) in section(demo_run.page_en, test["test"]), test["test"]
-            assert message in section(demo_run.page_en, test["test"]) and re.search(r"[\u4e00-\u9fff]", message)
+            message = classreport_page.shown(test["messages"][0]["example"])  # as the page shows it
+            assert english in section(english_page, a["assignment"], test["test"]), test["test"]
+            assert message in section(english_page, a["assignment"], test["test"]) and re.search(
+                r"[\u4e00-\u9fff]", message
+            )
             monkeypatch.setenv("LANGUAGE", "zh_CN")
-            title = titles.title(a["assignment"], test["test"])
+            chinese = titles.title(a["assignment"], test["test"])
             monkeypatch.delenv("LANGUAGE")
-            chinese = section(demo_run.page, test["test"])
-            assert title != english and html.escape(title, quote=False) in chinese and message in chinese, test["test"]
+            assert chinese != english and chinese in section(chinese_page, a["assignment"], test["test"]), test["test"]
+            assert english not in chinese_page and message in section(chinese_page, a["assignment"], test["test"]), (
+                test["test"]
+            )
             shown += 1
     assert shown >= 10, "too few failed tests in the demo class to show anything"
 

@@ -1,7 +1,8 @@
 """Student kernels run with least privilege: bubblewrap namespaces plus an unprivileged user.
 
-A `Box` is one kernel's (or judge's) sandbox: the bubblewrap command and its cgroups. The
-kernel manager that starts kernels in boxes is in grader/kernels/manager.py. Each kernel gets:
+A `Box` is one kernel's (or judge's) sandbox: the bubblewrap command and its cgroups (made with
+grader/kernels/cgroups.py). The kernel manager that starts kernels in boxes is in
+grader/kernels/manager.py. Each kernel gets:
 
 * its own mount namespace holding only what Python needs, read-only: /usr, the Python install,
   the course venv and kit/ (ch4check). solutions/, the gradebook, the course folder and other

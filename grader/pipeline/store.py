@@ -39,6 +39,8 @@ class Outcome:
 
 FLAGS = {"tampering", "rules", "unsandboxed"}
 NOT_GRADED = "not-graded"  # the flag of a row that is not a submission (docs/grading.md: its score is blank)
+MAX_NOTES, MAX_NOTE_CHARS = 100, 4000
+MAX_RESULT_BYTES = 256 * 2**20  # the autograded notebook and its feedback page together
 
 
 def gradebook_url(root: Path, db: str | None) -> str:
@@ -58,10 +60,6 @@ def gradebook_url(root: Path, db: str | None) -> str:
             _("cannot reach the gradebook database {url}: {reason}").format(url=course.redacted(db), reason=reason)
         ) from None
     return db
-
-
-MAX_NOTES, MAX_NOTE_CHARS = 100, 4000
-MAX_RESULT_BYTES = 256 * 2**20  # the autograded notebook and its feedback page together
 
 
 def test_points(assignment: str) -> dict[str, float]:
