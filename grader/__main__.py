@@ -95,14 +95,22 @@ def cmd_grade(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """The class report of a graded OUT_DIR again (grade writes it too), e.g. after Formgrader changes."""
+    """The class report of a graded OUT_DIR again (grade writes it too), e.g. after Formgrader
+    changes; not while a grading run writes the folder (grader/pipeline/lock.py)."""
     from grader.output import classreport
+    from grader.pipeline import lock
 
     out = Path(args.out_dir)
     if not (out / "grades.csv").is_file():
         print(_("grader report: no grades.csv in {out}: grade a class into it first").format(out=out), file=sys.stderr)
         return 2
-    print(_("Wrote {page} (tests.csv and class.json beside it)").format(page=classreport.write(out)))
+    try:
+        with lock.held(out, "report"):
+            page = classreport.write(out)
+    except lock.Busy as err:
+        print(_("grader report: {reason}").format(reason=err), file=sys.stderr)
+        return lock.EXIT_BUSY
+    print(_("Wrote {page} (tests.csv and class.json beside it)").format(page=page))
     return 0
 
 
@@ -208,7 +216,10 @@ def main(argv=None) -> int:
     grading.add_argument("submitted", help=_("nbgrader layout: <student_id>/<assignment>/<notebook>.ipynb"))
     grading.add_argument("--out", required=True, help=_("grades.csv, feedback/ and the working course folder go here"))
     grading.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help=_("submissions graded at once (local cluster)")
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help=_("submissions graded at once on a local cluster (default: %(default)s, one per core)"),
     )
     grading.add_argument(
         "--scheduler",
@@ -225,13 +236,13 @@ def main(argv=None) -> int:
         "--ceiling",
         type=float,
         default=course.CEILING_SECONDS,
-        help=_("seconds one submission may run before its kernel is stopped"),
+        help=_("seconds one submission may run before its kernel is stopped (default: %(default)s)"),
     )
     grading.add_argument(
         "--cell-timeout",
         type=int,
         default=course.CELL_TIMEOUT,
-        help=_("seconds one cell may run before it is interrupted"),
+        help=_("seconds one cell may run before it is interrupted (default: %(default)s)"),
     )
     grading.set_defaults(func=cmd_grade)
 

@@ -87,6 +87,18 @@ def remember_gradebook(course_root: Path, url: str) -> None:
         record.write_text(url)
 
 
+def is_shared(url: str) -> bool:
+    """A gradebook on a database server (--db), not the SQLite file in the course folder."""
+    return not url.startswith("sqlite")
+
+
+def redacted(url: str) -> str:
+    """A gradebook's URL as it may be shown and recorded: without its password."""
+    import sqlalchemy
+
+    return sqlalchemy.make_url(url).render_as_string(hide_password=True)
+
+
 def gradebook(course_root: Path):
     """nbgrader's gradebook of a course folder, as a context manager (`with gradebook(root) as gb`)."""
     from nbgrader.api import Gradebook

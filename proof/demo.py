@@ -17,6 +17,12 @@ from proof.sample_classes import Expectation, answered, write
 
 # Each assignment's first catalogue answer of a kind, handed in by the student named for it.
 PICKED_KINDS = {"carol": "wrong", "dave": "right", "grace": "natural"}
+# frank's tampering attempt (proof/attacks/): his answer cell prints forged test programs, made
+# from correct functions of his own, with passing-looking output. The judge never reads programs
+# from outside a test cell, so he scores his wrong answer's points and the row is flagged
+# `tampering`: what the demo announces is what the report shows (#52 item 6). An attack that
+# leaves no evidence (patching np.allclose in his kernel) would gain nothing either, unflagged.
+FRANKS_ATTACK = "programs_outside_tests"
 
 
 def picks(assignment: str) -> dict[str, answers.Entry]:
@@ -76,8 +82,8 @@ def demo_class(dest: Path) -> None:
             write(dest, student, assignment, answered(assignment, in_students_language(entry.answer)))
     first = course.ASSIGNMENTS[0]
     write(dest, "erin", first, raw=b'{"cells": [ this is not json')
-    forger = next(a for a in hostile.attacks() if a.slug == "patch_allclose")
-    write(dest, "frank", forger.assignment, answered(forger.assignment, forger.answer))
+    forger = next(a for a in hostile.attacks() if a.slug == FRANKS_ATTACK)
+    write(dest, "frank", forger.assignment, forger.notebook())
 
 
 def expectations() -> list[Expectation]:
@@ -95,7 +101,7 @@ def expectations() -> list[Expectation]:
 
 def main(args) -> int:
     """The instructor's main job on a built-in class: alice (model answers), bob (blank), carol
-    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering),
+    (common mistakes), dave (other correct methods), erin (a corrupted file), frank (tampering, flagged),
     grace (correct answers in everyday style: type hints, dataclasses, prints, %time)."""
     from grader import grade
 
@@ -108,7 +114,7 @@ def main(args) -> int:
             folder=submitted
         )
     )
-    print(_("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt,"))
+    print(_("dave: other correct methods, erin: a corrupted file, frank: a tampering attempt (flagged),"))
     print(_("grace: correct answers in everyday style)"))
     args.submitted = str(submitted)
     status = grade.main(args)

@@ -3,9 +3,9 @@
 
 It is the demo class (proof/demo.py: alice the reference, bob the untouched release, carol,
 dave and grace each assignment's first wrong, right and natural-style catalogue answer, erin a
-broken file, frank a tampering attempt) and students more, mostly on COPIED_IN: one hands in
-the reference with its names renamed and its comments rewritten (a copy of alice's), one a
-tampering attempt (flagged), one whose id is a spreadsheet formula holding HTML and whose answer
+broken file, frank a tampering attempt, FLAGGED) and students more, mostly on COPIED_IN: one hands
+in the reference with its names renamed and its comments rewritten (a copy of alice's), one whose
+id is a spreadsheet formula holding HTML and whose answer
 raises an error quoting a script and a bidirectional override, and PAGE_ATTACKER, the reference
 with outputs made to attack its feedback page (script, event handlers, a fake "all passed"
 banner, megabytes of text and HTML, a markdown cell of its own), DELIMITERS, the reference with
@@ -34,13 +34,13 @@ from helpers import grade_cli, gradebook_rows, read_csv
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from grader import REPO, course
-from proof import answers, demo, hostile, sample_classes
+from proof import answers, demo, sample_classes
 
 GROUP = "demo_class"
 in_its_group = pytest.mark.xdist_group(GROUP)
 COPIED_IN = "residuals"  # quick to grade
 COPYCAT = "copycat"
-FLAGGED = "mallory"
+FLAGGED = "frank"  # the demo's tampering attempt (proof/demo.py): flagged on COPIED_IN
 HOSTILE_ID = '=HYPERLINK("https:x","<img src=x onerror=window.__pwned=1>")'  # no "/": it is a folder name
 HOSTILE_MESSAGE = "<script>window.__pwned=2</script>\u202eevil"
 PAGE_ATTACKER = "page-attacker"
@@ -126,8 +126,6 @@ def grade_the_demo_class(tmp_path_factory) -> SimpleNamespace:
     demo.demo_class(submitted)
     copy = disguised(answers.reference_answer(COPIED_IN), COPIED_IN)
     sample_classes.write(submitted, COPYCAT, COPIED_IN, sample_classes.answered(COPIED_IN, copy))
-    forger = next(a for a in hostile.attacks() if a.slug == "programs_outside_tests")  # flagged: tampering
-    sample_classes.write(submitted, FLAGGED, forger.assignment, forger.notebook())
     raising = f"raise ValueError({HOSTILE_MESSAGE!r})"
     sample_classes.write(submitted, HOSTILE_ID, COPIED_IN, sample_classes.answered(COPIED_IN, raising))
     # Student code runs as written: the feedback must be safe whatever runs.

@@ -9,6 +9,7 @@ never by the report's own code.
 """
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -405,3 +406,93 @@ def test_the_summary_comes_first_sections_fold_and_the_flag_filter_shows_the_fla
     for name, column in left:
         assert {flag for flag in flagged[name] if f"⚠ {flag}" in column} == flagged[name], (name, column)
     assert len(everyone) == again == len({raw_id(s) for s, _ in demo_run.long}) > len(left)
+
+
+def test_the_demo_announces_frank_as_the_report_shows_him(demo_run, monkeypatch, tmp_path, capsys):
+    """#52 item 6: the demo announced "frank: a tampering attempt" and the report showed
+    "flagged (tampering): 0" (he patched np.allclose in his kernel, which leaves nothing to flag).
+    frank now hands in forged programs outside the test cells: the demo says he is flagged, and
+    grades.csv and the report flag him, at his wrong answer's score."""
+    import proof.__main__ as cli
+    from grader import grade
+
+    monkeypatch.setattr(grade, "main", lambda args: 0)
+    assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    assert "frank: a tampering attempt (flagged)," in capsys.readouterr().out
+    assert demo_run.long[("frank", COPIED_IN)]["flags"] == "tampering"
+    assert "frank" in assignment(demo_run.report, COPIED_IN)["flagged"]
+    row = next(s for s in demo_run.report["students"] if s["student"] == "frank")
+    assert row["flags"] == {COPIED_IN: ["tampering"]}
+    assert demo_run.long[("frank", COPIED_IN)]["score"] == demo_run.long[("carol", COPIED_IN)]["score"]
+
+
+def test_the_reasons_for_failing_stand_under_what_the_test_checks_in_the_instructors_language(demo_run, monkeypatch):
+    """#52 item 6: graded in English, the reasons were the students' Chinese messages alone. Each
+    test's title is now beside them, and in the pass-rate table: English in the English report,
+    the exercise's own Chinese title in the Chinese one; the messages stay as students read them."""
+    from grader.output import titles
+
+    english_page, chinese_page = html.unescape(demo_run.page_en), html.unescape(demo_run.page)
+
+    def section(page: str, assignment: str, test: str) -> str:
+        """A test's group of messages: its heading, up to the end of its table."""
+        part = page.split(f'<details class="assignment" id="{assignment}">', 1)[1]
+        return part.split(f"<h4><code>{test}</code> (", 1)[1].split("</table>", 1)[0]
+
+    shown = 0
+    for a in demo_run.report["assignments"]:
+        for test in a["tests"]:
+            english = titles.TITLES[a["assignment"]][test["test"]]
+            assert english in english_page, english
+            if not test["messages"]:
+                continue
+            message = classreport_page.shown(test["messages"][0]["example"])  # as the page shows it
+            assert english in section(english_page, a["assignment"], test["test"]), test["test"]
+            assert message in section(english_page, a["assignment"], test["test"]) and re.search(
+                r"[\u4e00-\u9fff]", message
+            )
+            monkeypatch.setenv("LANGUAGE", "zh_CN")
+            chinese = titles.title(a["assignment"], test["test"])
+            monkeypatch.delenv("LANGUAGE")
+            assert chinese != english and chinese in section(chinese_page, a["assignment"], test["test"]), test["test"]
+            assert english not in chinese_page and message in section(chinese_page, a["assignment"], test["test"]), (
+                test["test"]
+            )
+            shown += 1
+    assert shown >= 10, "too few failed tests in the demo class to show anything"
+
+
+def test_pairs_listed_before_are_named_when_they_are_no_longer_listed(tmp_path):
+    """#52 item 5: a pair that looked copied and no longer does (one answer changed) vanished from
+    the report. The history keeps each run's pairs; the report names every pair an earlier run
+    listed that it does not list now, with when it was last listed. Scores that changed are
+    listed with their value before and after; unchanged ones are not."""
+    from grader.output import history
+    from grader.pipeline import store
+
+    root = tmp_path / "course"
+    root.mkdir()
+    with course.gradebook(root):
+        pass  # nbgrader's tables first, as a grading run makes them
+
+    def outcomes(**scores):
+        return {(s, COPIED_IN): store.Outcome(s, COPIED_IN, score, 10.0) for s, score in scores.items()}
+
+    first = store.record_run(root, outcomes(alice=10.0, bob=0.0, carl=10.0))
+    store.record_pairs(root, first, [{"assignment": COPIED_IN, "students": ["alice", "carl"], "similarity": 1.0}])
+    second = store.record_run(root, outcomes(alice=10.0, bob=4.0, carl=6.0, dana=10.0))
+    now = [{"assignment": COPIED_IN, "students": ["alice", "dana"], "similarity": 0.97}]
+    changes = history.changes(course.sqlite_url(root), now)
+    assert second > first and changes["previous"] <= changes["run"]
+    assert [(c["student"], c["before"] and c["before"]["score"], c["after"]["score"]) for c in changes["scores"]] == [
+        ("bob", 0.0, 4.0),
+        ("carl", 10.0, 6.0),
+        ("dana", None, 10.0),
+    ]
+    [gone] = changes["pairs_gone"]
+    assert (gone["students"], gone["similarity"]) == (["alice", "carl"], 1.0)
+    page = classreport_page.render(
+        {"assignments": [], "students": [], "not_graded": [], "history": changes, "skipped": []}
+    )
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert f"{COPIED_IN} alice carl 100% {history.shown_time(gone['listed'])}" in text, text[-1500:]

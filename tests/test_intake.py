@@ -11,7 +11,7 @@ import pytest
 from helpers import HONEST_UNUSUAL
 
 from grader import course, messages
-from grader.pipeline import intake
+from grader.pipeline import discovery, intake
 from proof import answers, sample_classes
 
 ASSIGNMENT = "residuals"
@@ -216,3 +216,63 @@ def test_a_lone_notebook_under_another_name_has_no_extra_and_two_without_the_rig
     graded, notes, _ = intake.receive(folder, ASSIGNMENT, RELEASE)
     names = [f"{ASSIGNMENT}-Copy1.ipynb", f"{ASSIGNMENT}-Copy2.ipynb"]
     assert graded is None and notes == [messages.notebook_missing(f"{ASSIGNMENT}.ipynb", names)]
+
+
+# What a submissions folder holds (grader/pipeline/discovery.py): every entry a submission or not
+# graded, with the reason and the likely fix (#52 item 2)
+
+
+def test_every_entry_of_the_submissions_folder_is_a_submission_or_not_graded_with_a_fix(tmp_path):
+    release = answers.release_notebook("softplus")
+    sample_classes.write(tmp_path, "c01", "softplus", release)  # the one submission
+    (tmp_path / "c02").mkdir()
+    nbformat.write(release, tmp_path / "c02" / "softplus.ipynb")  # no assignment folder
+    (tmp_path / "c03").mkdir()  # empty
+    (tmp_path / "c04").mkdir()
+    (tmp_path / "c04" / ".ipynb_checkpoints").mkdir()  # hidden: still empty
+    nbformat.write(release, sample_path(tmp_path, "c05", "Softplus"))
+    nbformat.write(release, sample_path(tmp_path, "c06", "homework1"))
+    nbformat.write(release, sample_path(tmp_path, "c07", "clip_norm"))
+    (tmp_path / "c01" / "notes.txt").write_text("my notes")
+    (tmp_path / "softplus-final.ipynb").write_text("{}")  # in no student folder
+    (tmp_path / ".DS_Store").write_text("")  # hidden: ignored
+    (tmp_path / "c08").symlink_to(tmp_path / "c01", target_is_directory=True)
+    (tmp_path / "eve\u202egnp.exe").mkdir()
+    found = discovery.discover(tmp_path)
+    assert found.submissions == [("c01", "softplus")]
+    assert sorted((n.student, n.found, n.reason, n.fix) for n in found.not_graded) == [
+        ("", "softplus-final.ipynb", discovery.OUTSIDE_STUDENT_FOLDER, "softplus"),
+        ("c01", "notes.txt", discovery.FILE_OUTSIDE_ASSIGNMENT, ""),
+        ("c02", "softplus.ipynb", discovery.NOTEBOOK_OUTSIDE_ASSIGNMENT, "softplus"),
+        ("c03", "", discovery.EMPTY_STUDENT_FOLDER, ""),
+        ("c04", "", discovery.EMPTY_STUDENT_FOLDER, ""),
+        ("c05", "Softplus", discovery.UNKNOWN_ASSIGNMENT, "softplus"),
+        ("c06", "homework1", discovery.UNKNOWN_ASSIGNMENT, ""),
+        ("c07", "clip_norm", discovery.UNKNOWN_ASSIGNMENT, "clip_global_norm"),
+        ("c08", "", discovery.SYMBOLIC_LINK, ""),
+        ("eve\\u202egnp.exe", "", discovery.UNSAFE_STUDENT_ID, ""),
+    ]
+    assert {n.reason for n in found.not_graded} == set(discovery.REASONS), "a reason the test does not show"
+
+
+def sample_path(root, student: str, folder: str):
+    (root / student / folder).mkdir(parents=True)
+    return root / student / folder / f"{folder.lower()}.ipynb"
+
+
+@pytest.mark.parametrize(
+    "name, likely",
+    [
+        ("Softplus", "softplus"),
+        ("SOFTPLUS.ipynb", "softplus"),
+        ("softplus-Copy1.ipynb", "softplus"),
+        ("soft_plus", "softplus"),
+        ("softplus_final", "softplus"),
+        ("Safe-Norm", "safe_norm"),
+        ("clip_norm", "clip_global_norm"),
+        ("homework1", ""),
+        ("notes.txt", ""),
+    ],
+)
+def test_the_likely_assignment_ignores_case_and_finds_close_names(name, likely):
+    assert discovery.likely_assignment(name) == likely

@@ -151,3 +151,53 @@ def test_a_progress_line_fits_80_columns_and_is_cut_between_words():
         for name in ("softplus-Copy1.ipynb", "backup/softplus.ipynb", "softplus.ipynb"):
             assert name in kept or not any(name[:k] == kept[-k:] for k in range(1, len(name))), line
     assert report.progress_line(prefix, "ok", 80) == prefix + "ok"
+
+
+def test_grade_help_gives_every_default():
+    """#52 item 6: `grade --help` omitted the defaults of --jobs, --ceiling and --cell-timeout."""
+    from grader import course
+
+    def described(text: str, option: str) -> str:
+        """The help of `option` in the options part of --help, on one line."""
+        part = text.split("\n  " + option + " ", 1)[1]
+        return " ".join(re.split(r"\n  -", part, maxsplit=1)[0].split())
+
+    english = grader_cli("grade", "--help", lang="en_US.UTF-8").stdout
+    chinese = grader_cli("grade", "--help", lang="zh_CN.UTF-8").stdout
+    defaults = {
+        "--jobs": os.cpu_count() or 1,
+        "--ceiling": course.CEILING_SECONDS,
+        "--cell-timeout": course.CELL_TIMEOUT,
+    }
+    for option, default in defaults.items():
+        assert f"(default: {default}" in described(english, option), (option, described(english, option))
+        assert f"（默认：{default}" in described(chinese, option), (option, described(chinese, option))
+    assert (defaults["--ceiling"], defaults["--cell-timeout"]) == (300, 60)
+
+
+def test_every_test_has_a_title_in_both_languages_and_its_chinese_is_the_exercises_own():
+    """The class report shows what each test checks beside its students' messages (#52 item 6):
+    grader/output/titles.py has an English title for every test cell of every assignment and no
+    other, and the catalogue's Chinese for it is taken from the test's own title comment in the
+    exercise, so the two cannot drift apart unnoticed."""
+    import nbformat
+
+    from grader import course
+    from grader.judging import verdict
+    from grader.output import titles
+
+    with open(PO, "rb") as handle:
+        catalogue = {m.id: m.string for m in read_po(handle) if m.id}
+    for assignment in course.ASSIGNMENTS:
+        nb = nbformat.read(course.notebook_path(course.SOLUTIONS, assignment), as_version=4)
+        cells = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells if verdict.is_test(c)}
+        assert set(titles.TITLES[assignment]) == set(cells), assignment
+        for test, source in cells.items():
+            comment = "".join(
+                line.lstrip("#").strip()
+                for line in source.splitlines()[1:]
+                if line.startswith("# ") and not line.startswith("###")
+            )
+            chinese = catalogue[titles.TITLES[assignment][test]]
+            assert chinese and chinese in comment, (assignment, test, chinese)
+    assert set(titles.TITLES) == set(course.ASSIGNMENTS)

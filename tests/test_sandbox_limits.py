@@ -14,7 +14,7 @@ from helpers import kernel_session
 
 from grader import REPO
 from grader.judging import verdict
-from grader.kernels import sandbox
+from grader.kernels import cgroups, sandbox
 
 pytestmark = pytest.mark.xdist_group("sandbox-limits")
 
@@ -191,8 +191,8 @@ def test_a_real_kernel_out_of_memory_dies(monkeypatch):
 
 def test_cgroup_v2_puts_both_caps_on_one_group(tmp_path, monkeypatch):
     """No machine here has pids and memory on cgroup v2: check the v2 wiring on a stand-in folder."""
-    monkeypatch.setattr(sandbox, "cgroup_hierarchies", lambda: {"pids": (tmp_path, 2), "memory": (tmp_path, 2)})
-    monkeypatch.setattr(sandbox, "_remove_cgroup", shutil.rmtree)
+    monkeypatch.setattr(cgroups, "hierarchies", lambda: {"pids": (tmp_path, 2), "memory": (tmp_path, 2)})
+    monkeypatch.setattr(cgroups, "remove", shutil.rmtree)
     box = sandbox.Box(require=["pids", "memory"], pids=64, memory=256 * MiB)
     group = tmp_path / box.folder.name
     try:

@@ -1,7 +1,8 @@
 """Student kernels run with least privilege: bubblewrap namespaces plus an unprivileged user.
 
-A `Box` is one kernel's (or judge's) sandbox: the bubblewrap command and its cgroups. The
-kernel manager that starts kernels in boxes is in grader/kernels/manager.py. Each kernel gets:
+A `Box` is one kernel's (or judge's) sandbox: the bubblewrap command and its cgroups (made with
+grader/kernels/cgroups.py). The kernel manager that starts kernels in boxes is in
+grader/kernels/manager.py. Each kernel gets:
 
 * its own mount namespace holding only what Python needs, read-only: /usr, the Python install,
   the course venv and kit/ (ch4check). solutions/, the gradebook, the course folder and other
@@ -42,10 +43,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import weakref
 from collections.abc import Sequence
 from functools import lru_cache
@@ -56,7 +55,7 @@ from ch4protocol import GRADING_ENV, SIZES_ENV
 
 from grader import REPO
 from grader.i18n import _
-from grader.kernels import scratch
+from grader.kernels import cgroups, scratch
 
 NOBODY = 65534
 MiB = 2**20
@@ -137,70 +136,7 @@ def command(
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-kernel limits: a tmpfs private folder and cgroups
-
-
-def cgroup_hierarchies() -> dict[str, tuple[Path, int]]:
-    """{controller: (hierarchy root, cgroup version)} for the pids and memory controllers mounted here."""
-    found = {}
-    for line in Path("/proc/self/mounts").read_text().splitlines():
-        _, where, kind, options = line.split()[:4]
-        if kind == "cgroup":
-            offered = options.split(",")
-        elif kind == "cgroup2":
-            try:
-                offered = (Path(where) / "cgroup.controllers").read_text().split()
-            except OSError:
-                continue
-        else:
-            continue
-        # A controller serves one hierarchy: bound to a v1 one, v2's cgroup.controllers omits it.
-        for controller in ("pids", "memory"):
-            if controller in offered:
-                found.setdefault(controller, (Path(where), 1 if kind == "cgroup" else 2))
-    return found
-
-
-def _limit_files(controller: str, version: int, value: int) -> list[tuple[str, str]]:
-    """The files that set a cap: the first is the cap itself, the rest are extras some kernels lack."""
-    if controller == "pids":
-        return [("pids.max", str(value))]
-    if version == 1:
-        return [("memory.limit_in_bytes", str(value)), ("memory.memsw.limit_in_bytes", str(value))]
-    # v2: no swap either, and running out of memory kills the whole kernel, not one thread.
-    return [("memory.max", str(value)), ("memory.swap.max", "0"), ("memory.oom.group", "1")]
-
-
-def _remove_cgroup(group: Path, wait: float = 30) -> None:
-    """Remove a kernel's cgroup once it is empty, killing whatever is still in it. Usually the
-    kernel's PID namespace has done that already, but a thousand dying forks take seconds."""
-    deadline, killed = time.monotonic() + wait, 0.0
-    while True:
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:  # EBUSY: processes are still leaving
-            if time.monotonic() > deadline:
-                print(f"sandbox: could not remove cgroup {group}", file=sys.stderr)
-                return
-        if time.monotonic() - killed > 1:  # not every round: killing a thousand pids is work too
-            killed = time.monotonic()
-            for pid in _read(group / "cgroup.procs").split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        time.sleep(0.05)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
+# Per-kernel limits: a tmpfs private folder and cgroups (grader/kernels/cgroups.py)
 
 BOX_PREFIX = "ch4-kernel"  # a box's folder in the temporary folder, and its cgroups: BOX_PREFIX-<process tag>-…
 
@@ -249,13 +185,13 @@ class Box:
         return "tmpfs"
 
     def _cgroup(self, controller: str, value: int) -> str:
-        root, version = cgroup_hierarchies()[controller]
+        root, version = cgroups.hierarchies()[controller]
         if version == 2:
             (root / "cgroup.subtree_control").write_text(f"+{controller}")  # lets children use it
         group = root / self.folder.name
         group.mkdir(exist_ok=True)  # v2: one cgroup serves both controllers
         self.cgroups[controller] = group  # from now on close() removes it
-        (cap, text), *extras = _limit_files(controller, version, value)
+        (cap, text), *extras = cgroups.limit_files(controller, version, value)
         (group / cap).write_text(text)
         for file, text in extras:
             if (group / file).exists():
@@ -267,9 +203,9 @@ class Box:
         return command(self.folder, env, groups, nproc=None if "pids" in self.held else MAX_PROCS, shared=self.shared)
 
 
-def _close(folder: Path, cgroups: dict[str, Path], held: dict[str, str]) -> None:
-    for group in dict.fromkeys(cgroups.values()):
-        _remove_cgroup(group)
+def _close(folder: Path, groups: dict[str, Path], held: dict[str, str]) -> None:
+    for group in dict.fromkeys(groups.values()):
+        cgroups.remove(group)
     if "tmpfs" in held:
         # Lazy: a socket still open in the grader must not keep the mount (and this folder) alive.
         subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
@@ -283,7 +219,7 @@ def reap_orphans() -> list[Path]:
     reaped = scratch.orphaned(BOX_PREFIX)
     mounts = {line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()}
     for folder in reaped:
-        groups = {c: root / folder.name for c, (root, _) in cgroup_hierarchies().items()}
+        groups = {c: root / folder.name for c, (root, _) in cgroups.hierarchies().items()}
         held = {"tmpfs": "tmpfs"} if str(folder) in mounts else {}
         _close(folder, {c: g for c, g in groups.items() if g.exists()}, held)
     return reaped

@@ -8,7 +8,11 @@ always from what the run left on disk, so both give the same report:
 * whether each test passed: the gradebook (a grade Formgrader changed counts as changed; one
   still waiting for a person is left out);
 * why it failed: the verdict the grader wrote under each test cell of the autograded notebook,
-  and what was answered: its nbgrader solution cells.
+  and what was answered: its nbgrader solution cells;
+* what was found and not graded (grader/pipeline/discovery.py): the rows of grades.csv flagged
+  `not-graded`, with the reason and the likely fix;
+* what changed since the run before: the history in the gradebook's database
+  (grader/output/history.py): scores before and after, and pairs no longer listed as copied.
 
 What it reads is summarised here into the numbers class.json keeps; the page, tests.csv and the
 figures are drawn from them by grader/output/classreport_page.py, which treats everything a student
@@ -31,8 +35,9 @@ from pathlib import Path
 import nbformat
 
 from grader import course, i18n, messages
+from grader.i18n import _
 from grader.judging import verdict
-from grader.output import classreport_page, report
+from grader.output import classreport_page, history, report
 
 FOLDER = "report"  # OUT/report/
 # A verdict's message with its numbers (tolerances, sizes, values a student's inputs gave) blanked:
@@ -65,16 +70,47 @@ class Submission:
     messages: dict[str, str] = field(default_factory=dict)  # test -> the grader's message, for failed ones
     answer: str = ""
     extra_notebooks: list[str] = field(default_factory=list)  # handed in beside the graded one, not graded
+    not_graded: str = ""  # not a submission (a reason of grader/pipeline/discovery.py): no score
+    fix: str = ""  # then the assignment it most likely is
 
 
 def write(out: Path) -> Path:
     """OUT/report/index.html with its figures, tests.csv and class.json; returns the page."""
-    out = Path(out)
+    return _write(Path(out))[0]
+
+
+def write_after_grading(out: Path, echo=print) -> list[dict]:
+    """#33: OUT/report/ at the end of a grading run, and the pairs it lists as looking copied
+    ({"assignment", "students", "similarity"}: the run keeps them in its history). The grades are
+    written by then: a report that cannot be made is one line on stderr, never a failed run."""
+    import sys
+
+    try:
+        page, summary = _write(Path(out))
+    except Exception as err:  # noqa: BLE001 - any failure of the report leaves the grades as they are
+        reason = report.escaped(str(err))[:300]  # it may quote a student's id
+        failed = _("grader grade: the class report was not written: {error}: {reason}")
+        print(failed.format(error=type(err).__name__, reason=reason), file=sys.stderr)
+        return []
+    echo(_("  class report: {page}").format(page=page))
+    return listed_pairs(summary)
+
+
+def listed_pairs(summary: dict) -> list[dict]:
+    return [
+        {"assignment": a["assignment"], "students": pair["students"], "similarity": pair["similarity"]}
+        for a in summary["assignments"]
+        for pair in a["similar"]
+    ]
+
+
+def _write(out: Path) -> tuple[Path, dict]:
     folder = out / FOLDER
     shutil.rmtree(folder / "figures", ignore_errors=True)  # no figure of an earlier report stays behind
     (folder / "figures").mkdir(parents=True)
     skipped: list[str] = []
-    submissions = recorded_submissions(out)
+    everything = recorded_submissions(out)
+    submissions = [s for s in everything if not s.not_graded]
     _read_gradebook(out / "course", submissions, skipped)
     for submission in submissions:
         _read_autograded(out / "course", submission, skipped)
@@ -84,15 +120,37 @@ def write(out: Path) -> Path:
         if mine:
             assignments.append(summarise(name, mine))
             classreport_page.draw_figures(folder / "figures", assignments[-1])
-    summary = {"assignments": assignments, "students": students(submissions), "skipped": skipped}
-    (folder / "class.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+    summary = {
+        "assignments": assignments,
+        "students": students(everything),
+        "not_graded": [
+            {"student": s.student, "found": s.assignment, "reason": s.not_graded, "fix": s.fix}
+            for s in everything
+            if s.not_graded
+        ],
+        "history": _history(out / "course", assignments),
+        "skipped": skipped,
+    }
+    report.write_whole(folder / "class.json", json.dumps(summary, ensure_ascii=False, indent=1))
     classreport_page.write_tests_csv(folder / "tests.csv", assignments)
     page = folder / "index.html"
     # figures drawn with Chinese labels and no Chinese font: boxes (English labels need none)
     boxes = bool(assignments) and i18n.language() == "zh" and classreport_page.cjk_font() is None
     redraw = f".venv/bin/python -m grader report {out.resolve()}" if boxes else ""
-    page.write_text(classreport_page.render(summary, redraw), encoding="utf-8")
-    return page
+    report.write_whole(page, classreport_page.render(summary, redraw))
+    return page, summary
+
+
+def _has_gradebook(root: Path) -> bool:
+    return (root / "gradebook.db").exists() or (root / course.DB_URL_FILE).exists()
+
+
+def _history(root: Path, assignments: list[dict]) -> dict | None:
+    """What changed since the run before (history.changes), None when there is no history."""
+    if not _has_gradebook(root):
+        return None
+    now = [{"assignment": a["assignment"], **pair} for a in assignments for pair in a["similar"]]
+    return history.changes(course.db_url(root), now)
 
 
 # —— reading the graded class ——
@@ -112,14 +170,17 @@ def recorded_submissions(out: Path) -> list[Submission]:
         if key in rows:  # grades.csv holds ids as a spreadsheet must see them
             found[(entry["student"], entry["assignment"])] = entry
     fields = ("student", "assignment", "score", "max_score", "graded", "flags", "notes")
+    later = ("extra_notebooks", "not_graded", "fix")  # journals of earlier versions may lack them
     return [
-        Submission(**{name: found[key][name] for name in fields}, extra_notebooks=found[key].get("extra_notebooks", []))
+        Submission(
+            **{name: found[key][name] for name in fields}, **{k: found[key][k] for k in later if k in found[key]}
+        )
         for key in sorted(found)
     ]
 
 
 def _read_gradebook(root: Path, submissions: list[Submission], skipped: list[str]) -> None:
-    if not ((root / "gradebook.db").exists() or (root / course.DB_URL_FILE).exists()):
+    if not _has_gradebook(root):
         skipped.append({"submission": "", "reason": "no_gradebook", "error": ""})
         return
     from nbgrader.api import SubmittedAssignment
@@ -270,14 +331,16 @@ def _needs_person(s: Submission) -> dict:
 
 
 def students(submissions: list[Submission]) -> list[dict]:
-    """One row per student, for the page's table of the class: each assignment's score (None where
-    nothing was handed in), the total over the assignments of the run, and the flags a person
-    should look at, assignment by assignment."""
-    names = [a for a in course.ASSIGNMENTS if any(s.assignment == a for s in submissions)]
-    possible = sum(max(s.max_score for s in submissions if s.assignment == a) for a in names)
+    """One row per student of grades.csv, for the page's table of the class: each assignment's score
+    (None where nothing was handed in or graded), the total over the assignments of the run, and
+    the flags a person should look at, assignment by assignment, and what was not graded."""
+    graded = [s for s in submissions if not s.not_graded]
+    names = [a for a in course.ASSIGNMENTS if any(s.assignment == a for s in graded)]
+    possible = sum(max(s.max_score for s in graded if s.assignment == a) for a in names)
     rows = []
-    for student in sorted({s.student for s in submissions}):
-        mine = {s.assignment: s for s in submissions if s.student == student}
+    for student in sorted({s.student for s in submissions if s.student}):  # "": a file outside any student folder
+        mine = {s.assignment: s for s in graded if s.student == student}
+        missed = sorted(s.assignment for s in submissions if s.student == student and s.not_graded)
         rows.append(
             {
                 "student": student,
@@ -285,6 +348,7 @@ def students(submissions: list[Submission]) -> list[dict]:
                 "total": sum(s.score for s in mine.values()),
                 "possible": possible,
                 "flags": {a: _flags(s) for a, s in mine.items() if _flags(s)},
+                "not_graded": missed,  # what was found in the student's folder and not graded
                 "needs_person": sorted(a for a, s in mine.items() if _reasons(s)),
                 "extra_notebooks": sorted(a for a, s in mine.items() if s.extra_notebooks),
             }

@@ -21,7 +21,7 @@ import jinja2
 
 from grader import i18n
 from grader.i18n import _
-from grader.output import report
+from grader.output import history, report, titles
 
 TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
 MESSAGE_GROUPS_SHOWN = 5  # per test on the page; class.json keeps them all
@@ -54,6 +54,11 @@ def render(summary: dict, redraw: str = "") -> str:
     env.filters["shown"] = shown
     env.filters["percent"] = lambda rate: "—" if rate is None else f"{rate:.0%}"
     env.filters["points"] = lambda value: "—" if value is None else f"{value:g}"
+    env.filters["when"] = history.shown_time
+    env.globals["title"] = titles.title  # what a test checks, beside its students' messages
+    env.globals["not_graded"] = lambda item: report.not_graded_reason(item["student"], item["found"], item["reason"],
+                                                                       item["fix"])  # fmt: skip
+    env.globals["where"] = report.where
     return env.get_template("index.html.j2").render(
         summary=summary, groups_shown=MESSAGE_GROUPS_SHOWN, redraw=redraw, lang=i18n.language()
     )

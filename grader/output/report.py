@@ -9,6 +9,8 @@ formula is neutralised, and the terminal never gets a control or bidirectional c
 from __future__ import annotations
 
 import csv
+import io
+import os
 import re
 import shutil
 import unicodedata
@@ -62,11 +64,27 @@ def _notes_html(outcome) -> str:
     return NOTES.get_template("notes.html.j2").render(_notes(outcome))
 
 
+def write_whole(path: Path, text: str) -> None:
+    """`path` holds `text` or what it held before, never a part (a run killed while writing, a
+    reader in between): written beside it, then renamed over it."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        with open(part, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+
+
 def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
-    """OUT/feedback/<student>/<assignment>/*.html and OUT/grades.csv for every outcome, and
-    OUT/course/feedback/ for those handed in through nbgrader's exchange."""
+    """OUT/feedback/<student>/<assignment>/*.html for every submission, OUT/grades.csv and the other
+    CSVs for every outcome (those not graded too, with a blank score: `_points`), and OUT/course/feedback/ for
+    those handed in through nbgrader's exchange."""
     feedback.copy_mathjax(out / "feedback")  # the pages load it from there
     for (student, assignment), outcome in outcomes.items():
+        if outcome.not_graded:
+            continue  # not a submission: no assignment to file a page under (the report names it)
         target = out / "feedback" / student / assignment
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True, exist_ok=True)
@@ -80,22 +98,83 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
                         if "<body>" in text
                         else _notes_html(outcome) + text
                     )
-                (target / page.name).write_text(text, encoding="utf-8")
+                write_whole(target / page.name, text)
         else:
             page = NOTES.get_template("ungraded.html.j2").render(
                 _notes(outcome), assignment=assignment, score=f"{outcome.score:g}", max_score=f"{outcome.max_score:g}",
                 resubmit=messages.RESUBMIT,
             )  # fmt: skip
-            (target / f"{assignment}.html").write_text(page, encoding="utf-8")
+            write_whole(target / f"{assignment}.html", page)
         release_layout(root, student, assignment, target)
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student_id", "assignment", "score", "max_score", "flags"])
-        for key in sorted(outcomes):
-            o = outcomes[key]
-            row = [o.student, o.assignment, f"{o.score:g}", f"{o.max_score:g}", " ".join(o.flags)]
-            writer.writerow([spreadsheet_cell(cell) for cell in row])
+    rows = [[o.student, o.assignment, *_points(o), " ".join(o.flags)] for _, o in sorted(outcomes.items())]
+    _write_csv(out / "grades.csv", [["student_id", "assignment", "score", "max_score", "flags"], *rows])
     write_wide(out, outcomes)
+
+
+def _points(outcome) -> list[str]:
+    """score and max_score as grades.csv writes them: blank for what was not graded (no score at
+    all, which a spreadsheet or Canvas reads as no grade; a 0 would be one)."""
+    return ["", ""] if outcome.not_graded else [f"{outcome.score:g}", f"{outcome.max_score:g}"]
+
+
+# —— what is not graded (grader/pipeline/discovery.py): the reason and the likely fix ——
+
+
+def where(student: str, found: str) -> str:
+    """What was found, as a path under SUBMITTED_DIR: c05/Softplus, c03/, notes.txt."""
+    return f"{student}/{found}" if student and found else (found or f"{student}/")
+
+
+def not_graded_reason(student: str, found: str, reason: str, fix: str) -> tuple[str, str]:
+    """(why, the likely fix) of what was found in a student folder and not graded, in the
+    instructor's language; `reason` is a code of grader/pipeline/discovery.py, `fix` the
+    assignment it most likely is ("" when none is close)."""
+    guess = _("did you mean {fix}/? ").format(fix=fix) if fix else ""
+    known = ", ".join(course.ASSIGNMENTS)
+    texts = {
+        "unknown_assignment": (
+            _("unknown assignment"),
+            guess + _("rename the folder to {path} and grade again").format(path=f"{student}/{fix}/")
+            if fix
+            else _("not an assignment of this course (the assignments: {known})").format(known=known),
+        ),
+        "notebook_outside_assignment": (
+            _("a notebook outside an assignment folder"),
+            guess + _("move it to {path} and grade again").format(path=f"{student}/{fix}/{fix}.ipynb")
+            if fix
+            else _("move it into {path} and grade again").format(path=f"{student}/<assignment>/"),
+        ),
+        "file_outside_assignment": (
+            _("a file outside an assignment folder"),
+            _("not a notebook: if the student meant to hand one in, collect it again"),
+        ),
+        "empty_student_folder": (
+            _("an empty student folder"),
+            _("nothing was handed in, or collecting lost it: collect again or ask the student"),
+        ),
+        "outside_student_folder": (
+            _("a file outside any student folder"),
+            guess
+            + _("move it to {path} and grade again").format(
+                path=f"<student>/{fix}/{fix}.ipynb" if fix else "<student>/<assignment>/"
+            ),
+        ),
+        "symbolic_link": (
+            _("a symbolic link, not followed"),
+            _("hand in the folder itself, not a link to it"),
+        ),
+        "unsafe_student_id": (
+            _("control or bidirectional characters in the student id"),
+            _("rename the folder to the student's id without them"),
+        ),
+    }
+    return texts.get(reason, (reason, ""))
+
+
+def not_graded_line(student: str, found: str, reason: str, fix: str) -> str:
+    """What was found and not graded, in one line: where, why, the likely fix."""
+    why, fix = not_graded_reason(student, found, reason, fix)
+    return f"{escaped(where(student, found))}: {why}" + (f"; {fix}" if fix else "")
 
 
 # —— #33: the same grades one row per student, for a spreadsheet or an LMS ——
@@ -108,17 +187,30 @@ CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
 def write_wide(out: Path, outcomes: dict) -> None:
-    """OUT/grades_wide.csv (student_id, a column per assignment, total) and OUT/grades_canvas.csv,
-    from the same outcomes as grades.csv; a cell is blank where a student handed nothing in."""
-    assignments = [a for a in course.ASSIGNMENTS if any(key[1] == a for key in outcomes)]
+    """OUT/grades_wide.csv (student_id, a column per assignment, total, not_graded) and
+    OUT/grades_canvas.csv, from the same outcomes as grades.csv: a row for every student of
+    grades.csv, a cell blank where a student has no score (nothing handed in, or not graded).
+    grades_wide's last column says what was not graded, why and the likely fix; Canvas's import
+    has no column for it (any other column would become an assignment): there it stays blank."""
+    graded = {key: o for key, o in outcomes.items() if not o.not_graded}
+    assignments = [a for a in course.ASSIGNMENTS if any(key[1] == a for key in graded)]
     students = sorted({student for student, _ in outcomes})
-    scores = {s: [_score(outcomes.get((s, a))) for a in assignments] for s in students}
-    total = {s: sum(o.score for (who, _), o in outcomes.items() if who == s) for s in students}
-    wide = [[s, *scores[s], f"{total[s]:g}"] for s in students]
-    _write_csv(out / "grades_wide.csv", [["student_id", *assignments, "total"], *wide])
-    possible = [f"{max(o.max_score for (_, a), o in outcomes.items() if a == name):g}" for name in assignments]
+    scores = {s: [_score(graded.get((s, a))) for a in assignments] for s in students}
+    total = {s: sum(o.score for (who, _), o in graded.items() if who == s) for s in students}
+    missed = {
+        s: "; ".join(
+            not_graded_line(o.student, o.assignment, o.not_graded, o.fix)
+            for (who, _), o in sorted(outcomes.items())
+            if who == s and o.not_graded
+        )
+        for s in students
+    }
+    wide = [[s, *scores[s], f"{total[s]:g}", missed[s]] for s in students]
+    _write_csv(out / "grades_wide.csv", [["student_id", *assignments, "total", "not_graded"], *wide])
+    possible = [f"{max(o.max_score for (_, a), o in graded.items() if a == name):g}" for name in assignments]
     canvas = [CANVAS_COLUMNS + assignments, ["Points Possible", "", "", "", "", *possible]]
-    _write_csv(out / "grades_canvas.csv", canvas + [[s, "", "", s, "", *scores[s]] for s in students])
+    # a file outside any student folder (student "") is no one Canvas could import it for
+    _write_csv(out / "grades_canvas.csv", canvas + [[s, "", "", s, "", *scores[s]] for s in students if s])
 
 
 def _score(outcome) -> str:
@@ -126,8 +218,9 @@ def _score(outcome) -> str:
 
 
 def _write_csv(path: Path, rows: list[list[str]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows([[spreadsheet_cell(cell) for cell in row] for row in rows])
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows([[spreadsheet_cell(cell) for cell in row] for row in rows])
+    write_whole(path, text.getvalue())
 
 
 def release_layout(root: Path, student: str, assignment: str, pages: Path) -> None:
@@ -229,6 +322,12 @@ def print_table(outcomes: list, echo=print) -> None:
     ]
     echo(f"\n{head[0]}  {head[1]} {head[2]}  {head[3]} {_('notes')}")
     for o in outcomes:
+        if o.not_graded:
+            why, fix = not_graded_reason(o.student, o.assignment, o.not_graded, o.fix)
+            shown = _pad(_("not graded"), 11, right=True)
+            echo(f"{escaped(o.student):<{width}}  {escaped(o.assignment):<16} {shown}  {' '.join(o.flags):<11} "
+                 + why + (f"; {fix}" if fix else ""))  # fmt: skip
+            continue
         note = escaped("; ".join(o.notes)) if o.notes else ""  # student text (an exception message)
         flags = " ".join(o.flags)
         echo(f"{o.student:<{width}}  {o.assignment:<16} {o.score:>5g} / {o.max_score:<3g}  {flags:<11} {note}")
@@ -237,10 +336,11 @@ def print_table(outcomes: list, echo=print) -> None:
 
 def print_totals(outcomes: list, width: int, echo=print) -> None:
     """#33: each student's total over the assignments of this run, and how many were graded."""
-    possible = sum({o.assignment: o.max_score for o in outcomes}.values())
-    count = len({o.assignment for o in outcomes})
+    graded = [o for o in outcomes if not o.not_graded]
+    possible = sum({o.assignment: o.max_score for o in graded}.values())
+    count = len({o.assignment for o in graded})
     echo(f"\n{_pad(_('student'), width)}  {_pad(_('total'), 13, right=True)}  {_('graded')}")
-    for student in sorted({o.student for o in outcomes}):
-        mine = [o for o in outcomes if o.student == student]
-        total, graded = sum(o.score for o in mine), sum(o.graded for o in mine)
-        echo(f"{student:<{width}}  {total:>5g} / {possible:<5g}  {graded}/{count}")
+    for student in sorted({o.student for o in outcomes if o.student}):  # "": a file outside any student folder
+        mine = [o for o in graded if o.student == student]
+        total, done = sum(o.score for o in mine), sum(o.graded for o in mine)
+        echo(f"{escaped(student):<{width}}  {total:>5g} / {possible:<5g}  {done}/{count}")

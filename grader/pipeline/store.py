@@ -1,21 +1,24 @@
 """A result stored: each worker's result checked (`refusal`), then put into OUT_DIR/course and the
-gradebook in one transaction per submission (`store`, `record_submission`), and journaled
-(`journal`), so an interrupted run resumes. grader/grade.py calls these in the coordinator; no
-other code writes the gradebook.
+gradebook in one transaction per submission (`store`, `record_submission`, as each arrives:
+`Keeper`), and journaled (`journal`), so an interrupted run resumes; at the end of a run, every
+score of the run added to the history (`record_run`, `record_pairs`: grader/output/history.py).
+grader/grade.py calls these in the coordinator; no other code writes grades or history.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from grader import course
-from grader.output import report
-from grader.pipeline import worker
+from grader import course, messages
+from grader.i18n import _
+from grader.output import history, report
+from grader.pipeline import UsageError, worker
 
 
 @dataclass
@@ -30,11 +33,33 @@ class Outcome:
     flags: list[str] = field(default_factory=list)  # "tampering", "rules", "unsandboxed": for the instructor
     timestamp: str = ""  # when it was handed in: nbgrader's timestamp.txt, if the exchange wrote one
     extra_notebooks: list[str] = field(default_factory=list)  # handed in beside the graded one, not graded
+    not_graded: str = ""  # not a submission at all (discovery.REASONS): never in the gradebook, no score
+    fix: str = ""  # for one not graded: the assignment it most likely is
 
 
 FLAGS = {"tampering", "rules", "unsandboxed"}
+NOT_GRADED = "not-graded"  # the flag of a row that is not a submission (docs/grading.md: its score is blank)
 MAX_NOTES, MAX_NOTE_CHARS = 100, 4000
 MAX_RESULT_BYTES = 256 * 2**20  # the autograded notebook and its feedback page together
+
+
+def gradebook_url(root: Path, db: str | None) -> str:
+    """The gradebook's SQLAlchemy URL (SQLite under OUT_DIR unless --db), checked reachable: a
+    database that cannot be reached stops the run before anything is written."""
+    import sqlalchemy
+
+    if db is None:
+        return course.sqlite_url(root)
+    try:
+        with sqlalchemy.create_engine(db).connect():
+            pass
+    except Exception as err:  # noqa: BLE001 - any driver error: the database cannot be used
+        detail = str(getattr(err, "orig", err)).strip().splitlines()
+        reason = detail[0] if detail else type(err).__name__
+        raise UsageError(
+            _("cannot reach the gradebook database {url}: {reason}").format(url=course.redacted(db), reason=reason)
+        ) from None
+    return db
 
 
 def test_points(assignment: str) -> dict[str, float]:
@@ -123,6 +148,29 @@ def store(root: Path, graded: worker.Graded | None, outcome: Outcome, review: bo
         record_submission(gb, student, assignment, scores, outcome.timestamp, reason, flagged)
         if succeeded:
             outcome.score, outcome.graded = gb.find_submission(assignment, student).score, True
+
+
+class Keeper:
+    """What the coordinator does with each result as it arrives (engine.run's `on_done`): check it,
+    store it (a refused one as 0 with the reason, never taken as done), journal it, say so."""
+
+    def __init__(self, root: Path, outcomes: dict, tasks: list, echo=print) -> None:
+        self.root, self.outcomes, self.echo, self.total, self.count = root, outcomes, echo, len(tasks), 0
+        self.points = {a: test_points(a) for a in {t.assignment for t in tasks}}
+
+    def __call__(self, task: worker.Task, graded: worker.Graded) -> None:
+        outcome = self.outcomes[task.key]
+        reason = refusal(graded, task.assignment, self.points[task.assignment])
+        if reason is not None:
+            refused = _("grader grade: refused the result of {student}/{assignment}: {reason}")
+            print(refused.format(student=task.student, assignment=task.assignment, reason=reason), file=sys.stderr)
+            graded = worker.Graded(worker.Result(False, [messages.result_refused()]))
+            outcome.digest = ""  # never taken as done: a re-run grades it again
+        store(self.root, graded, outcome, review=reason is None)  # a refused result records nothing
+        journal(self.root, outcome)
+        self.count += 1
+        where = f"  [{self.count:>{len(str(self.total))}}/{self.total}] {task.student}/{task.assignment}: "
+        self.echo(report.progress_line(where, report.escaped(outcome.notes[0]) if outcome.notes else _("ok")))
 
 
 def _add_student(gb, student: str) -> None:
@@ -226,3 +274,61 @@ def compact_journal(root: Path, outcomes: dict) -> None:
     fresh = root / (course.JOURNAL + ".new")
     fresh.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries.values()), encoding="utf-8")
     fresh.replace(root / course.JOURNAL)
+
+
+# —— the history (grader/output/history.py): every run's scores, never replaced ——
+
+
+def _history(root: Path):
+    """The gradebook's engine with the history's tables made. nbgrader's own are there already
+    (staging registered the assignments): nbgrader stamps a new database's schema version only when
+    it finds no table at all, so ours must never come first."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(course.db_url(root))
+    history.META.create_all(engine)
+    return engine
+
+
+def record_run(root: Path, outcomes: dict) -> int:
+    """Every row of this run's grades.csv, as one more run of the history (one transaction);
+    returns the run's id, for `record_pairs`."""
+    import sqlalchemy
+
+    engine = _history(root)
+    try:
+        with engine.begin() as db:
+            run = db.execute(sqlalchemy.insert(history.RUNS).values(finished=history.now())).inserted_primary_key[0]
+            rows = [
+                {
+                    "run": run, "student": o.student, "assignment": o.assignment,
+                    "score": None if o.not_graded else o.score, "max_score": None if o.not_graded else o.max_score,
+                    "flags": " ".join(o.flags),
+                }
+                for o in outcomes.values()
+            ]  # fmt: skip
+            if rows:
+                db.execute(sqlalchemy.insert(history.SCORES), rows)
+    finally:
+        engine.dispose()
+    return run
+
+
+def record_pairs(root: Path, run: int, pairs: list[dict]) -> None:
+    """The pairs the run's class report listed as looking copied ({"assignment", "students",
+    "similarity"}), so a later report names those it no longer lists."""
+    import sqlalchemy
+
+    if not pairs:
+        return
+    engine = _history(root)
+    try:
+        with engine.begin() as db:
+            rows = [
+                {"run": run, "assignment": p["assignment"], "first": p["students"][0], "second": p["students"][1],
+                 "similarity": p["similarity"]}
+                for p in pairs
+            ]  # fmt: skip
+            db.execute(sqlalchemy.insert(history.SIMILAR), rows)
+    finally:
+        engine.dispose()

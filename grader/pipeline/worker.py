@@ -141,6 +141,14 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     return notes
 
 
+def make_grading_secret(root: Path) -> None:
+    """Once per OUT_DIR, before the workers start: the key of every student's seed."""
+    key = root / "grading-secret"
+    if not key.exists():
+        key.write_text(os.urandom(32).hex())
+        key.chmod(0o600)
+
+
 def student_seed(root: Path, student: str, assignment: str, notebook: bytes | None = None) -> str:
     """The key of a submission's hidden inputs: secret, derived from the class's grading secret, the
     student, the assignment and the submission's bytes. Re-grading the same submission draws the
