@@ -22,7 +22,14 @@ ONE_TERM = {  # STYLE.md
     "冲成 0": "刷成 0",
     "刷零": "刷成 0",
     "对拍": "对照 or 核对",
+    "批维度": "批量维",
+    "降级": "下译（lowering）",  # 降级 reads as "downgrade"
+    "守约损失": "承诺损失",
+    "高斯-牛顿积": "高斯-牛顿-向量积",  # the pattern of 海森-向量积
 }
+# STYLE.md: a term a reader may not know is glossed where a notebook first uses it.
+GLOSSED_ON_FIRST_USE = {"残量": "方程两边之差", "下译": "lowering"}
+GLOSS_WINDOW = 20  # characters after the term within which its gloss must start
 
 
 def markdown(path) -> list[str]:
@@ -56,6 +63,30 @@ def test_words_students_can_follow(path):
     text = path.read_text(encoding="utf-8")
     assert not [w for w in UNSEEN_SOURCE if w in text], f"{path.name}: says {[w for w in UNSEEN_SOURCE if w in text]}"
     assert not [w for w in ONE_TERM if w in text], f"{path.name}: write {ONE_TERM}"
+
+
+def unglossed_first_uses(text: str) -> list[str]:
+    """The terms of GLOSSED_ON_FIRST_USE whose first occurrence in text is not followed by its gloss."""
+    found = []
+    for term, gloss in GLOSSED_ON_FIRST_USE.items():
+        at = text.find(term)
+        if at >= 0 and gloss not in text[at : at + len(term) + GLOSS_WINDOW]:
+            found.append(term)
+    return found
+
+
+def test_first_use_gloss_spots_a_bare_term():
+    assert unglossed_first_uses("方程残量（residual：方程两边之差）很小；残量再缩小") == []
+    late_gloss = "让 solve 把残量作为辅助输出，用 has_aux=True 带出来。方程残量（方程两边之差）"
+    assert unglossed_first_uses(late_gloss) == ["残量"]
+    assert unglossed_first_uses("JAX 下译（lowering）时") == [] and unglossed_first_uses("下译时不插标记") == ["下译"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + EXERCISES, ids=[str(p.relative_to(REPO)) for p in NOTEBOOKS + EXERCISES])
+def test_terms_are_glossed_where_first_used(path):
+    text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)
+    bare = unglossed_first_uses(text)
+    assert not bare, f"{path.name}: gloss {[f'{t}（{GLOSSED_ON_FIRST_USE[t]}）' for t in bare]} where first used"
 
 
 # STYLE.md's glossary, one term each (issue #46). Checked over the course notebooks; two exercise

@@ -55,7 +55,6 @@ INTRODUCED = {
         "jax.checkpoint",
         "jax.checkpoint_policies.dots_saveable",
         "jax.ad_checkpoint.print_saved_residuals",
-        "jax.debug.callback",
     },
     "4.8b_loops": {"lax.switch"},
     "4.9a_nondifferentiable": {"jax.pure_callback", "jax.ShapeDtypeStruct", "jax.dtypes.float0", "lax.top_k"},
