@@ -25,39 +25,38 @@ TITLES = {
     },
     "coloring": {
         "test_f_penta": N_("the values of f_penta, both ends included"),
-        "test_jacobian_penta": N_("the Jacobian of f_penta (bandwidth 2), also under jax.jit"),
+        "test_jacobian_penta": N_("the Jacobian of f_penta(v) + J v (bandwidth 2), also under jax.jit"),
         "test_jacobian_tridiag": N_("another tridiagonal function (bandwidth 1), at length n = 17"),
-        "test_jvp_count": N_("only 2b+1 tangents pushed, all at once with jax.vmap"),
-        "test_too_few_colors": N_("too few colors must get entries inside the band wrong (a real compression)"),
-        "test_hidden_penta_random": N_("f_penta and its Jacobian at another length"),
-        "test_hidden_other_bands": N_("random tridiagonal and heptadiagonal Jacobians: result, JVP count and vmap"),
-        "test_hidden_compression": N_("with too few colors, exactly the sum of the columns of one color"),
+        "test_jvp_count": N_("in those two calls J is read only by one push of 2b+1 tangents with jax.vmap"),
+        "test_too_few_colors": N_("too few colours must get entries inside the band wrong (a real compression)"),
+        "test_hidden_penta_random": N_("f_penta and its Jacobian at a drawn length, and the tangents pushed"),
+        "test_hidden_other_bands": N_("tridiagonal and heptadiagonal functions: result and tangents pushed"),
+        "test_hidden_compression": N_("with too few colours, exactly the sum of the columns of one colour"),
     },
     "ode_adjoint": {
-        "test_interface": N_("the globals, and custom_vjp rules that export on their own"),
+        "test_interface": N_("the globals N_STEPS = 100 and T_END = 1.0"),
         "test_forward": N_("z(T) against a precise reference, and against float64 RK4 with 100 steps at a large ‖W‖"),
         "test_gradients": N_(
             "the VJP for two cotangents: the adjoint, unrolled RK4 differentiated, a float64 reference"
         ),
-        "test_no_trajectory": N_("the adjoint's point: O(d² + d) residuals, backward memory independent of the steps"),
-        "test_hidden_forward": N_("z(T) on random inputs"),
-        "test_hidden_rk4": N_("z(T) at ‖W‖ near 10 against float64 RK4 with 100 steps"),
-        "test_hidden_vjp": N_("the VJP on random inputs and cotangents, and the memory of its program"),
-        "test_hidden_residuals": N_(
-            "at other dimensions: O(d² + d) residuals, backward memory independent of the steps"
+        "test_method": N_(
+            "the adjoint's point: equal memory at two step counts, the steps done, work at most 40 times RK4"
         ),
+        "test_hidden_forward": N_("z(T) on random inputs at another dimension"),
+        "test_hidden_rk4": N_("z(T) at ‖W‖ near 10 against float64 RK4 with 100 steps"),
+        "test_hidden_vjp": N_("the VJP on random inputs and cotangents"),
+        "test_hidden_method": N_("at another dimension and step count: equal memory, the steps done, the work"),
     },
     "residuals": {
-        "test_custom_vjp": N_("both functions are jax.custom_vjp, with rules that export on their own"),
         "test_visible_value_grad": N_(
-            "values and gradients at fixed inputs, a VJP with a cotangent other than 1, vmap(grad)"
+            "values and gradients at fixed inputs, VJPs with cotangents other than 1, vmap(grad)"
         ),
         "test_visible_residuals": N_(
-            "each variant saves exactly the residuals it names (sin x and cos x, or x), and uses them"
+            "each variant keeps exactly the numbers it names, in any layout, and its backward pass uses them"
         ),
-        "test_hidden_random": N_("values and gradients on random inputs of another length"),
-        "test_hidden_cotangent": N_("a VJP with a cotangent other than 1, and vmap(grad)"),
-        "test_hidden_residuals": N_("on random inputs: exactly the saved residuals, and the backward rule uses them"),
+        "test_hidden_random": N_("values and gradients on random inputs of a drawn length"),
+        "test_hidden_cotangent": N_("a VJP with a random cotangent, and vmap(grad)"),
+        "test_hidden_residuals": N_("on random inputs: exactly the kept numbers, and the backward pass uses them"),
     },
     "safe_norm": {
         "test_custom_jvp": N_(
@@ -72,21 +71,22 @@ TITLES = {
     "soft_values": {
         "test_values": N_("the accuracy of V* at γ = 0.5 and γ = 0.99 against a float64 reference"),
         "test_gradient": N_("the VJP in R, P and γ against the implicit function theorem in float64"),
-        "test_memory": N_("implicit differentiation's point: residuals at most 4n, at most 16n numbers live at once"),
-        "test_hidden_values": N_("V* on random inputs, γ near 1 and small"),
-        "test_hidden_gradient": N_("the VJP in R, P and γ on random inputs and cotangents, and its program's memory"),
-        "test_hidden_memory": N_("at two other sizes: residuals at most 4n, at most 16n numbers live at once"),
+        "test_method": N_(
+            "implicit differentiation's point: backward work at most 40 times value iteration, backstops on memory"
+        ),
+        "test_hidden_values": N_("V* on random inputs of drawn sizes, γ near 1 and small"),
+        "test_hidden_gradient": N_("the VJP in R, P and γ on random inputs and cotangents"),
+        "test_hidden_method": N_("the same programs on random inputs: backward work, residuals and memory"),
     },
     "softplus": {
-        "test_custom_vjp": N_(
-            "softplus_prod is a jax.custom_vjp: forward log(1+eˣ), backward σ(x) from the saved residuals"
+        "test_visible_values": N_(
+            "values and gradients as the graded call computes them under differentiation, at fixed points"
         ),
-        "test_visible_values": N_("forward values and gradients at a few fixed points, one at a time"),
-        "test_visible_jit_vmap": N_("the same points under jax.jit(jax.vmap(...))"),
-        "test_visible_cotangent": N_("a VJP with a cotangent other than 1, zero included"),
-        "test_hidden_forward": N_("forward values on random inputs"),
+        "test_visible_jit_vmap": N_("the same points under jax.jit(jax.vmap(...)): values and gradients"),
+        "test_visible_cotangent": N_("the VJP is g·σ(x) for cotangents other than 1, zero included"),
+        "test_hidden_forward": N_("values under differentiation on random inputs of a drawn length"),
         "test_hidden_gradient": N_("the gradient over the whole range"),
-        "test_hidden_cotangent": N_("a VJP with a cotangent other than 1, zero included, on random inputs"),
+        "test_hidden_cotangent": N_("the VJP for random cotangents, zero included"),
     },
     "stop_gradient": {
         "test_visible_values": N_("values and shapes at fixed inputs"),
