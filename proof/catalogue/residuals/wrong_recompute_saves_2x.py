@@ -1,6 +1,6 @@
 """Violates: sin2_recompute must keep exactly x; it keeps 2x (n elements, computed from x, so a count of residuals cannot tell) and takes sin of it in bwd."""
-# hint: test_visible_residuals: sin2_recompute 的前向规则保存的不是 x 本身
-# hint: test_hidden_residuals: sin2_recompute 的前向规则保存的不是 x 本身
+# hint: test_visible_residuals: sin2_recompute 保存的残差不正好是 x 本身
+# hint: test_hidden_residuals: sin2_recompute 保存的残差不正好是 x 本身
 
 
 @jax.custom_vjp

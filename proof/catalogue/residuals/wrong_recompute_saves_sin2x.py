@@ -1,6 +1,6 @@
 """Wrong: sin2_recompute's forward rule saves sin 2x (n elements, the derivative itself) instead of x."""
-# hint: test_visible_residuals: sin2_recompute 的前向规则保存的不是 x 本身
-# hint: test_hidden_residuals: sin2_recompute 的前向规则保存的不是 x 本身
+# hint: test_visible_residuals: sin2_recompute 保存的残差不正好是 x 本身
+# hint: test_hidden_residuals: sin2_recompute 保存的残差不正好是 x 本身
 
 
 def _sum_sin_sq(x):

@@ -1,6 +1,5 @@
 """Violates: the gradient must be sigma(x) at x = 0 too; bwd differentiates the hand-written stable formula max(x, 0) + log1p(exp(-|x|)) with jax.grad, and the conventions of max and abs at their kinks give 0 there instead of 0.5."""
-# hint: test_custom_vjp: x = 0.0、余切 g = 1 时反向规则返回的值不对
-# hint: test_visible_values: 梯度应为 σ(x)（x = [0.] 处不符）
+# hint: test_visible_values: 梯度应为 σ(x)（x = [0] 处不符
 # hint: test_visible_jit_vmap: jit+vmap 下的梯度不对
 # hint: test_hidden_gradient: 整个区间上的梯度不对
 
