@@ -347,6 +347,25 @@ def test_nothing_printed_in_or_after_a_hidden_test_reaches_the_page_the_locked_s
     assert set(shown.values()) == {"LEAKED\n"}, "a cell before the hidden tests lost its output"
 
 
+def test_an_answer_stopped_at_the_cell_timeout_gets_one_note(tmp_path):
+    """nbclient interrupts the kernel at the per-cell timeout: the answer cell keeps the interrupt's
+    KeyboardInterrupt and nbgrader's CellTimeoutError. The notes said both ("作答区运行时报错：
+    KeyboardInterrupt: ; 单元格 answer 超过 60 秒未结束"); the interrupt is the grader's own."""
+    from grader import messages
+    from grader.pipeline import worker
+
+    def notes(*enames):
+        answer = new_code_cell("while True: pass", metadata={"nbgrader": {"solution": True, "grade_id": "answer"}})
+        answer.outputs = [new_output("error", ename=e, evalue="", traceback=[]) for e in enames]
+        path = tmp_path / f"{'-'.join(enames)}.ipynb"
+        nbformat.write(new_notebook(cells=[answer]), path)
+        return worker.review_autograded(path, 60)
+
+    assert notes("KeyboardInterrupt", "CellTimeoutError") == [messages.cell_timed_out("answer", 60)]
+    raised = [messages.answer_raised("KeyboardInterrupt", "")]  # raised by the answer itself: said as such
+    assert notes("KeyboardInterrupt") == raised
+
+
 # Font sizes in CSS pixels where a student reads a page: the statement and notes, the code, its outputs.
 FONT_SIZES = """() => Object.fromEntries([
   ['prose', 'div.text_cell_render p'], ['code', 'div.input_area pre'], ['output', 'div.output_area pre'],
