@@ -62,10 +62,25 @@
       box.appendChild(p);
     });
     box.setAttribute("data-ch4", "hidden-tests");
-    var dialog = box.closest(".jp-Dialog-content");
-    var title = dialog && dialog.querySelector(".jp-Dialog-header");
-    if (title && title.textContent.trim() === "Validation Results") {
-      title.textContent = "检查结果";
+    // the header's title is rendered (by React) after the dialog is in the page: wait for it
+    var dialog = box.closest(".jp-Dialog");
+    var header = dialog && dialog.querySelector(".jp-Dialog-header");
+    if (header) {
+      var retitle = function () {
+        if (header.textContent.trim() !== "Validation Results") {
+          return false;
+        }
+        header.textContent = "检查结果";
+        return true;
+      };
+      if (!retitle()) {
+        var watch = new MutationObserver(function () {
+          if (retitle()) {
+            watch.disconnect();
+          }
+        });
+        watch.observe(header, { childList: true, subtree: true, characterData: true });
+      }
     }
   }
 
