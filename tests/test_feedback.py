@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 import jinja2
 import nbformat
+import numpy as np
 import pytest
 from demo_run import BANNER, COPIED_IN, PAGE_ATTACKER, VERDICT, hostile_notebook, in_its_group
 from helpers import chromium, only_requests_to
@@ -364,6 +365,16 @@ def test_an_answer_stopped_at_the_cell_timeout_gets_one_note(tmp_path):
     assert notes("KeyboardInterrupt", "CellTimeoutError") == [messages.cell_timed_out("answer", 60)]
     raised = [messages.answer_raised("KeyboardInterrupt", "")]  # raised by the answer itself: said as such
     assert notes("KeyboardInterrupt") == raised
+
+
+def test_an_error_quoting_an_array_is_one_line_without_numpys_padding():
+    from grader import messages
+
+    value = f"shapes differ: {np.array([0.0, 0.0, 0.04, 0.119202922, 1.5, 2.25, 3.125, 4.0625, 5.03125])}"
+    assert "\n" in value and "     " in value  # NumPy's str(): padded to the widest, wrapped at 75
+    note = messages.answer_raised("ValueError", value)
+    folded = "[0. 0. 0.04 0.11920292 1.5 2.25 3.125 4.0625 5.03125 ]"
+    assert note == f"作答区运行时报错：ValueError: shapes differ: {folded}", note
 
 
 # Font sizes in CSS pixels where a student reads a page: the statement and notes, the code, its outputs.
