@@ -92,11 +92,14 @@ ATTRIBUTES = _allowed_attribute
 # ---------------------------------------------------------------------------------------------
 # Math as MathML
 
-# What latex2mathml leaves as written inside a token (`\\big\\|` gives <mo>\\|</mo>, `\\texttt{a\\_b}`
-# gives <mtext>a\\_b</mtext>, `\\arg` gives <mi>\\arg</mi>): the character or the name it stands for.
+# What latex2mathml leaves as written inside a token (`\big\|` gives <mo>\|</mo>, `\texttt{a\_b}`
+# gives <mtext>a\_b</mtext>, `\arg` gives <mi>\arg</mi>): the character or the name it stands for.
 _LEFT_AS_WRITTEN = re.compile(r"\\(\||Vert|vert|langle|rangle|[A-Za-z]+|[_{}$%#&*,;:! ])")
 _WRITTEN_AS = {"|": "\u2016", "Vert": "\u2016", "vert": "|", "langle": "\u27e8", "rangle": "\u27e9"}
 _SPACES = {",": "\u2009", ";": "\u2005", ":": "\u2005", " ": "\u00a0", "!": ""}
+# latex2mathml lays out `split` (aligned columns, no equation number) as a table, but writes the `&`
+# of `aligned`, its usual spelling inside a formula, as a letter.
+_ALIGNED = re.compile(r"\\(begin|end)\{aligned\}")
 
 
 def _token_text(text: str) -> str:
@@ -112,7 +115,8 @@ def tex_to_mathml(tex: str, display: bool) -> str:
     cannot read it or it is too long, as the TeX the student typed, in <code>."""
     if len(tex) <= MAX_TEX_CHARS:
         try:
-            mathml = latex2mathml.converter.convert(tex, display="block" if display else "inline")
+            split = _ALIGNED.sub(r"\\\1{split}", tex)
+            mathml = latex2mathml.converter.convert(split, display="block" if display else "inline")
         except Exception:  # noqa: BLE001 - the student's TeX: any error the converter raises means "as typed"
             pass
         else:
