@@ -103,8 +103,8 @@ def cell_stuck(grade_id: str | None, seconds: int) -> str:
 
 
 def answer_raised(name: str, value: str) -> str:
-    first = next((line.strip() for line in value.splitlines() if line.strip()), "")  # one line in the table
-    return f"作答区运行时报错：{name}: {first[:120]}"
+    said = " ".join(value.split())  # one line in the table: NumPy's padded, wrapped array rows folded
+    return f"作答区运行时报错：{name}: {said[:120]}"
 
 
 def output_trimmed(max_chars: int) -> str:

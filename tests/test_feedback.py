@@ -1,9 +1,11 @@
 """The feedback pages (grader/output/feedback.py): outputs capped while the kernel runs
-(grader/kernels/execute.py), nothing the student wrote live in the page, math rendered offline.
+(grader/kernels/execute.py), nothing the student wrote live in the page, maths as MathML that
+renders with the page alone, labels in Chinese.
 
 Unit tests first; then the pages of the demo run (`demo_run`, tests/demo_run.py: graded once per
 run, shared with the class report's tests and the self-proof): alice's reference and the page
-attacker's submission, whose page Chromium opens with the network blocked.
+attacker's submission, whose page Chromium opens copied alone into an empty folder, with the
+network blocked.
 """
 
 import base64
@@ -12,16 +14,19 @@ import html
 import importlib.util
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
 import jinja2
 import nbformat
+import numpy as np
 import pytest
 from demo_run import BANNER, COPIED_IN, PAGE_ATTACKER, VERDICT, hostile_notebook, in_its_group
 from helpers import chromium, only_requests_to
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
 from grader import course
@@ -174,13 +179,14 @@ class _Live(HTMLParser):
 def _assert_nothing_live(page: str) -> None:
     elements = _Live(page).elements
     scripts = [attrs for tag, attrs in elements if tag == "script"]
-    ours = [s for s in scripts if s.get("src") == feedback.MATHJAX_URL or s.get("type") == "text/x-mathjax-config"]
-    assert scripts == ours and len(ours) == 2, scripts
+    assert not scripts, f"a page needs no script (its maths is MathML): {scripts}"
     attributes = [(tag, name, value or "") for tag, attrs in elements for name, value in attrs.items()]
     assert not [a for a in attributes if a[1].startswith("on")], "event handler attributes"
     assert not [a for a in attributes if a[2].strip().lower().startswith("javascript:")], "javascript: links"
     assert not [a for a in attributes if "#0a0" in a[2] or "alert-success" in a[2]], "the banner's styling"
     assert not [a for a in attributes if a[0] == "img" and a[1] == "src" and not a[2].startswith("data:")]
+    mathml = [a for a in attributes if a[0] in feedback.MATHML_TAGS]
+    assert not [a for a in mathml if a[1] not in feedback.MATHML_ATTRIBUTES], "MathML keeps a link, style or colour"
 
 
 def test_sanitising_outputs_removes_script_handlers_links_and_styling():
@@ -208,13 +214,111 @@ def _page(nb) -> str:
     return exporter.from_notebook_node(nb, resources=resources)[0]
 
 
+# TeX a student could write to reach beyond the formula: a link, styling, colour, markup in \text.
+HOSTILE_TEX = (
+    r"$\href{javascript:alert('tex')}{x} + \style{background:#0a0}{y} + \color{#0a0}{z}"
+    r" + \text{<img src=x onerror=alert('tex')>}$"
+)
+
+
+def _hostile_notebook_with_tex():
+    nb = hostile_notebook()
+    nb.cells.insert(1, new_markdown_cell(f"用户的公式：{HOSTILE_TEX}"))
+    return nb
+
+
 def test_page_has_nothing_live_from_the_student_and_keeps_the_verdict():
-    page = _page(hostile_notebook())
+    page = _page(_hostile_notebook_with_tex())
     _assert_nothing_live(page)
     assert VERDICT.strip() in page and BANNER in page
-    assert "$x^2 &lt; y$" in page, "math stays for MathJax"
+    assert re.search(r"<math[^>]*><mrow><msup><mi>x</mi><mn>2</mn></msup><mo>&lt;</mo><mi>y</mi>", page), "x^2 < y"
+    assert "$x^2" not in page and "\\href" not in page
     assert "overflow-wrap: anywhere" in page and "white-space: pre-wrap" in page
-    assert "cdnjs" not in page
+    assert "cdnjs" not in page and "MathJax" not in page
+
+
+def _formulas(source: str) -> list[tuple[str, bool]]:
+    """The formulas nbconvert's markdown parser finds in `source`: (TeX, display)."""
+    found = []
+
+    class Recorder(IPythonRenderer):
+        def block_math(self, body):
+            found.append((body, True))
+            return ""
+
+        def inline_math(self, body):
+            found.append((body, False))
+            return ""
+
+        def latex_environment(self, name, body):
+            found.append((f"\\begin{{{name}}}{body}\\end{{{name}}}", True))
+            return ""
+
+    MarkdownWithMath(renderer=Recorder(escape=False)).render(source)
+    return found
+
+
+def test_every_formula_of_every_statement_becomes_mathml_with_no_tex_left():
+    r"""What the statements write (\operatorname, \big\|, \texttt{a\_b}, aligned environments...)
+    all converts, and no command is left in the text a reader sees."""
+    checked = 0
+    for assignment in course.ASSIGNMENTS:
+        nb = nbformat.read(course.notebook_path(course.EXERCISES, assignment), as_version=4)
+        for tex, display in [f for cell in nb.cells if cell.cell_type == "markdown" for f in _formulas(cell.source)]:
+            mathml = feedback.tex_to_mathml(tex, display)
+            assert mathml.startswith(f'<math display="{"block" if display else "inline"}">'), (assignment, tex, mathml)
+            text = html.unescape(re.sub(r"<[^>]+>", "", mathml))
+            assert "\\" not in text, f"{assignment}: TeX left in {tex!r}: {text!r}"
+            checked += 1
+    assert checked >= 200, checked
+
+
+def test_tex_the_converter_cannot_read_or_too_long_is_shown_as_typed():
+    for tex in (r"x^", r"\frac", r"\left( x", r"\begin{aligned} a", r"x_1_2 < y"):  # each raises in latex2mathml
+        assert feedback.tex_to_mathml(tex, False) == f"<code>{html.escape(tex, quote=False)}</code>"
+    huge = "x+" * feedback.MAX_TEX_CHARS + "<b>"
+    assert feedback.tex_to_mathml(huge, True) == f"<code>{html.escape(huge, quote=False)}</code>"
+
+
+def test_hostile_tex_keeps_only_the_formula():
+    mathml = feedback.tex_to_mathml(HOSTILE_TEX.strip("$"), False)
+    elements = _Live(mathml).elements
+    assert {tag for tag, _ in elements} <= set(feedback.MATHML_TAGS), elements
+    assert all(set(attrs) <= feedback.MATHML_ATTRIBUTES for _, attrs in elements), elements
+    assert "img" not in mathml and "onerror" not in mathml and "0a0" not in mathml
+
+
+def test_latex_outputs_are_mathml_too():
+    """IPython's Math or SymPy in the student's own cells: text/latex outputs, in one page."""
+    aligned = "\\begin{aligned}a &= b \\\\ c &= d\\end{aligned}"
+    shown = {"$$\\frac{a}{b}$$": "block", "$\\sqrt{x}$": "inline", aligned: "block"}
+    code = new_code_cell("Math(...)")
+    code.outputs = [new_output("display_data", data={"text/latex": tex, "text/plain": "<Math>"}) for tex in shown]
+    page = _page(new_notebook(cells=[code]))
+    _assert_nothing_live(page)
+    found = re.findall(r'<div class="output_latex[^"]*">\s*<math display="(\w+)">(.*?)</math>', page, re.S)
+    assert [display for display, _ in found] == list(shown.values()), found
+    assert "<mfrac>" in found[0][1] and "<msqrt>" in found[1][1], found
+    assert found[2][1].count("<mtr>") == 2 and "&amp;" not in found[2][1] and "(1)" not in found[2][1], found[2]
+
+
+def test_the_labels_are_chinese():
+    """nbgrader's template writes "Test cell (Score: 1.0 / 1.0)", "(Top)", "Student's answer"."""
+    from proof import answers
+
+    nb = answers.release_notebook(ASSIGNMENT)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            meta["score"] = meta["points"]
+        if meta.get("solution"):
+            meta["comment"] = "写得清楚"
+    page = _page(nb)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page[page.index("<body") :]))
+    english = ["Test cell", "Score", "Top", "Student's answer", "Comments", "Grade cell", "Coding free-response"]
+    assert not [label for label in english if label in text], [label for label in english if label in text]
+    assert "（得分：1 / 1）" in text and "回到顶部" in text and "你的作答" in text and "评语：" in text
+    assert '<html lang="zh-CN">' in page
 
 
 def test_nothing_printed_in_or_after_a_hidden_test_reaches_the_page_the_locked_summary_neither():
@@ -243,6 +347,35 @@ def test_nothing_printed_in_or_after_a_hidden_test_reaches_the_page_the_locked_s
     for test in hidden:
         assert shown.pop(test) == messages.HIDDEN_OUTPUT_DROPPED + "\nverdict\n", test
     assert set(shown.values()) == {"LEAKED\n"}, "a cell before the hidden tests lost its output"
+
+
+def test_an_answer_stopped_at_the_cell_timeout_gets_one_note(tmp_path):
+    """nbclient interrupts the kernel at the per-cell timeout: the answer cell keeps the interrupt's
+    KeyboardInterrupt and nbgrader's CellTimeoutError. The notes said both ("作答区运行时报错：
+    KeyboardInterrupt: ; 单元格 answer 超过 60 秒未结束"); the interrupt is the grader's own."""
+    from grader import messages
+    from grader.pipeline import worker
+
+    def notes(*enames):
+        answer = new_code_cell("while True: pass", metadata={"nbgrader": {"solution": True, "grade_id": "answer"}})
+        answer.outputs = [new_output("error", ename=e, evalue="", traceback=[]) for e in enames]
+        path = tmp_path / f"{'-'.join(enames)}.ipynb"
+        nbformat.write(new_notebook(cells=[answer]), path)
+        return worker.review_autograded(path, 60)
+
+    assert notes("KeyboardInterrupt", "CellTimeoutError") == [messages.cell_timed_out("answer", 60)]
+    raised = [messages.answer_raised("KeyboardInterrupt", "")]  # raised by the answer itself: said as such
+    assert notes("KeyboardInterrupt") == raised
+
+
+def test_an_error_quoting_an_array_is_one_line_without_numpys_padding():
+    from grader import messages
+
+    value = f"shapes differ: {np.array([0.0, 0.0, 0.04, 0.119202922, 1.5, 2.25, 3.125, 4.0625, 5.03125])}"
+    assert "\n" in value and "     " in value  # NumPy's str(): padded to the widest, wrapped at 75
+    note = messages.answer_raised("ValueError", value)
+    folded = "[0. 0. 0.04 0.11920292 1.5 2.25 3.125 4.0625 5.03125 ]"
+    assert note == f"作答区运行时报错：ValueError: shapes differ: {folded}", note
 
 
 # Font sizes in CSS pixels where a student reads a page: the statement and notes, the code, its outputs.
@@ -324,12 +457,13 @@ def test_autograded_notebook_is_capped(graded):
 
 
 @in_its_group
-def test_feedback_page_has_nothing_live_from_the_student(graded):
+def test_feedback_page_has_nothing_live_from_the_student(graded, demo_run):
     _, out = graded
     page = _feedback_page(out, PAGE_ATTACKER).read_text(encoding="utf-8")
     _assert_nothing_live(page)
     assert "评分程序判定：✅ 通过" in page and "评分说明" in page  # our verdicts and notes
-    assert (out / "feedback" / feedback.MATHJAX_DIR / "MathJax.js").exists()
+    shared = [p.name for p in (out / "feedback").iterdir() if p.name not in {who for who, _ in demo_run.journal}]
+    assert not shared, f"OUT/feedback holds {shared} beside the students' folders: the pages need nothing beside them"
 
 
 @in_its_group
@@ -373,12 +507,29 @@ def test_every_link_of_a_feedback_page_resolves(graded):
         assert "4.10a 残差存什么" in page, "the link's text went with its target"
 
 
+# Each formula's box in CSS pixels, and the page's text where a raw TeX formula would show.
+TYPESET = """() => ({
+  math: [...document.querySelectorAll('.text_cell_render math')].map(m => {
+    const box = m.getBoundingClientRect();
+    return {display: m.getAttribute('display'), width: box.width, height: box.height};
+  }),
+  text: document.body.innerText,
+})"""
+
+
 @in_its_group
-def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
+def test_a_page_copied_alone_runs_no_student_code_and_typesets_its_maths_offline(graded, tmp_path):
+    """The page attacker's page as an e-mail or a learning platform passes it on: alone in an empty
+    folder, the network blocked. Its statement's formulas are MathML boxes of a formula's size
+    (softplus's definition is a display formula of its own), no TeX shows, and nothing the
+    student wrote runs."""
     executable = chromium()
     from playwright.sync_api import sync_playwright
 
     _, out = graded
+    alone = tmp_path / "inbox" / "feedback.html"
+    alone.parent.mkdir()
+    shutil.copyfile(_feedback_page(out, PAGE_ATTACKER), alone)
     outside, dialogs = [], []
 
     with sync_playwright() as p:
@@ -387,21 +538,24 @@ def test_page_in_chromium_runs_no_student_code_and_renders_math_offline(graded):
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
             page.route("**/*", only_requests_to("file://", outside))
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(_feedback_page(out, PAGE_ATTACKER).as_uri())
-            page.wait_for_function(
-                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-                " && document.querySelectorAll('.MathJax').length > 0",
-                timeout=60_000,
-            )
-            statement_math = page.locator(".text_cell_render").first.locator(".MathJax").count()
+            page.goto(alone.as_uri())
+            typeset = page.evaluate(TYPESET)
             pwned = page.evaluate("window.__pwned || null")
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-            page.screenshot(path=str(out / f"{PAGE_ATTACKER}.png"))
+            page.locator("math[display=block]").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(out / f"{PAGE_ATTACKER}-alone.png"))
         finally:
             browser.close()
     assert not dialogs and pwned is None, (dialogs, pwned)
-    assert not outside, f"the page asked the network for {outside}"
-    assert statement_math > 0, "the statement's math did not render"
+    assert not outside, f"the page asked for {outside}"
+    assert [p.name for p in alone.parent.iterdir()] == [alone.name], "opening the page wrote beside it"
+    formulas = typeset["math"]
+    blocks = [f for f in formulas if f["display"] == "block"]
+    assert len(formulas) >= 20 and blocks, f"the statement's formulas are not MathML: {formulas}"
+    assert all(f["width"] > 4 and 8 < f["height"] < 120 for f in formulas), f"a formula is not laid out: {formulas}"
+    assert max(f["height"] for f in blocks) > 1.2 * min(f["height"] for f in formulas), "fractions set inline"
+    for raw in ("$$", "\\operatorname", "\\frac", "\\log"):
+        assert raw not in typeset["text"], f"raw TeX {raw!r} on the page"
     assert overflow <= 0, "long output lines do not wrap"
 
 

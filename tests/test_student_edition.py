@@ -53,6 +53,7 @@ def test_edition_holds_exactly_the_student_files(built):
     expected |= {str(p.relative_to(REPO / "edition")) for p in (REPO / "edition").rglob("*") if p.is_file()}
     expected |= {"requirements.txt", "environment.yml", "tools/setup.sh", "tools/install_pins.sh", "tools/lab.sh"}
     expected |= {"tools/jupyter-config/labconfig/page_config.json"}
+    expected |= {str(p.relative_to(REPO)) for p in (REPO / "tools" / "jupyter-share").rglob("*") if p.is_file()}
     assert files_in(out) == expected
     with zipfile.ZipFile(archive) as z:
         in_archive = {name.split("/", 1)[1] for name in z.namelist() if not name.endswith("/")}
@@ -448,9 +449,10 @@ def summary_shown(page, visible: list[str]) -> list[str]:
 
 
 def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_in_lab, browser, tmp_path):
-    """The reference passes every visible test; with a wrong answer that fails one of them, Run All
-    goes on past it (the tests after it run and pass) and the last cell sums up: which passed, which
-    failed and why, and the hidden tests left for grading."""
+    """The reference passes every visible test, and nbgrader's Validate says so and names the hidden
+    tests it did not run; with a wrong answer that fails one of them, Run All goes on past it (the
+    tests after it run and pass) and the last cell sums up: which passed, which failed and why, and
+    the hidden tests left for grading."""
     from playwright.sync_api import expect
 
     source = nbformat.read(lab["folder"] / copy_in_lab, as_version=4)
@@ -458,6 +460,10 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
     visible = [test for cell in tests for test in re.findall(r'programs\("(\w+)"', cell)]  # hidden ones export nothing
     assert len(visible) >= 3 and FAILS in visible[1:-1], f"{FAILS} must have a visible test before and after it"
     hidden = len(tests) - len(visible)
+    points = {kind: 0 for kind in ("visible", "hidden")}
+    for cell in source.cells:
+        if cell.source.startswith("%%ch4test"):
+            points["visible" if "programs(" in cell.source else "hidden"] += cell.metadata["nbgrader"]["points"]
     page = open_notebook(browser, lab, copy_in_lab)
     try:
         type_answer(page, lab, copy_in_lab, answers.reference_answer(FAST))
@@ -474,6 +480,17 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
         assert f"0 个未通过（0 分）。另有隐藏测试 {hidden} 个" in lines[-1], lines
         page.locator(".jp-Notebook .jp-Cell", has_text=f"✅ {visible[0]} 通过").scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "right.png"))
+        # nbgrader's Validate: the visible tests pass, and its dialog says which hidden tests did not run
+        page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True).click()
+        said = page.locator(".jp-Dialog #validation-message")
+        expect(said, "Validate did not say the visible tests pass").to_contain_text("可见测试全部通过", timeout=240_000)
+        text = said.inner_text()
+        assert f"可见测试全部通过（{len(visible)} 个，{points['visible']:g} 分）" in text, text
+        total = points["visible"] + points["hidden"]
+        assert f"另有 {hidden} 个隐藏测试（{points['hidden']:g} 分，全题共 {total:g} 分）这次没有运行" in text, text
+        assert "Success" not in text and page.locator(".jp-Dialog-header").inner_text().strip() == "检查结果"
+        page.screenshot(path=str(tmp_path / "validate.png"))
+        page.locator(".jp-Dialog .jp-mod-accept").click()
 
         wrong = next(e.answer for e in answers.entries(FAST) if e.kind == "wrong" and e.slug == WRONG)
         type_answer(page, lab, copy_in_lab, wrong)

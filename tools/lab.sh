@@ -22,8 +22,11 @@ if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then 
 if [ -d jupyter-config ]; then export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
 # The instructor's checkout (not the student edition): Formgrader's pages fitted to this course.
 if [ -d tools/instructor-config ]; then export JUPYTER_CONFIG_PATH="$PWD/tools/instructor-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"; fi
-# Everyone's: no first-start question about fetching Jupyter's news (JupyterLab's announcements).
+# Everyone's: no first-start question about fetching Jupyter's news (JupyterLab's announcements);
+# and Validate's success message in Chinese, naming the hidden tests it did not run (an extension
+# of the course's own, tools/jupyter-share/labextensions/ch4-validate-note).
 export JUPYTER_CONFIG_PATH="$PWD/tools/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
+export JUPYTER_PATH="$PWD/tools/jupyter-share${JUPYTER_PATH:+:$JUPYTER_PATH}"
 export JAX_PLATFORMS=cpu  # the course's claims are made on CPU
 # shellcheck disable=SC2086  # $flags is a list of words on purpose
 exec "$python" -m jupyterlab $flags "$@"  # the module, not `jupyter lab`: that one runs whichever jupyter-lab is first on PATH

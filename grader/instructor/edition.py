@@ -31,6 +31,7 @@ CONTENTS = [
     "tools/install_pins.sh",
     "tools/lab.sh",
     "tools/jupyter-config/**/*.json",
+    "tools/jupyter-share/**/*",
 ]
 
 RENAMED = {"requirements-student.txt": "requirements.txt"}  # what the edition's tools/setup.sh installs

@@ -10,22 +10,28 @@ shows it is opened by an instructor. So:
   link), other active MIME types are dropped. Markdown cells are sanitised after they are
   rendered (`FeedbackExporter.markdown2html`), since markdown link syntax makes `javascript:`
   links that no source-level cleaning sees.
-* Math renders offline: MathJax 2 from the `jupyter-server-mathjax` package is copied once into
-  OUT/feedback/_mathjax and every page loads it by a relative URL (template `ch4_feedback`).
+* Math is MathML, written when the page is made (latex2mathml), which browsers render natively:
+  a page needs no script and no file beside it, so it reads the same copied alone into an
+  e-mail or a learning platform, offline. The MathML is sanitised like the rest (MATHML_TAGS:
+  no link, style or colour), and a formula the converter cannot read is shown as typed.
+* The page's labels are Chinese, like everything else the student reads on it (template
+  `ch4_feedback`, which extends nbgrader's `feedback`).
 """
 
 from __future__ import annotations
 
 import html
 import importlib.util
-import shutil
+import re
 from pathlib import Path
 
 import bleach
 import jinja2
 import jinja2.bccache
+import latex2mathml.converter
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.v4 import new_output
@@ -34,13 +40,6 @@ from traitlets import Any, Bool, List, Unicode
 GRADER_OUTPUT = "ch4_grader"  # output metadata: written by the grader, not by the student's code
 
 TEMPLATES = Path(__file__).parent.parent / "templates"
-MATHJAX_DIR = "_mathjax"  # under OUT/feedback; pages are OUT/feedback/<student>/<assignment>/*.html
-MATHJAX_URL = f"../../{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
-# A page released to a student (report.release_layout) is fetched into the folder their Jupyter
-# server serves, as ch04/<assignment>/feedback/<timestamp>/<page>.html, and opened at
-# <server>/files/ch04/...: five folders up is the server itself, whose jupyter-server-mathjax
-# extension serves the same MathJax 2 (Safe on).
-RELEASED_MATHJAX_URL = "../../../../../static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 
 # Long verdict lines and student output wrap instead of widening the page.
 CSS = """
@@ -50,13 +49,29 @@ div.output_area pre, div.output_subarea pre, div.input_area pre {
 }
 """
 
-# What student HTML and rendered markdown may keep: plain formatting, no attributes but links.
+# The MathML that latex2mathml writes, and the attributes that only lay it out: no href, style,
+# mathcolor or mathbackground, which \href, \style and \color in a student's TeX would set.
+MATHML_TAGS = (
+    *("math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot", "mstyle"),
+    *("msub", "msup", "msubsup", "mover", "munder", "munderover", "mmultiscripts", "mprescripts", "none"),
+    *("mtable", "mtr", "mtd", "mpadded", "mphantom", "menclose"),
+)
+MATHML_ATTRIBUTES = {
+    *("display", "mathvariant", "mathsize", "displaystyle", "scriptlevel", "stretchy", "fence", "form"),
+    *("separator", "accent", "accentunder", "largeop", "movablelimits", "minsize", "maxsize", "lspace"),
+    *("rspace", "width", "height", "depth", "voffset", "linethickness", "notation", "columnalign"),
+    *("columnspacing", "rowspacing", "columnlines", "rowlines", "frame"),
+}
+# What student HTML and rendered markdown may keep: plain formatting and MathML, no attributes but
+# links and the MathML's layout.
 TAGS = [
     *sorted(bleach.ALLOWED_TAGS),  # nbconvert's default: a, b, code, em, li, ...
     *("p", "br", "hr", "pre", "span", "div", "del", "sub", "sup", "h1", "h2", "h3", "h4", "h5", "h6"),
     *("table", "thead", "tbody", "tr", "th", "td"),
+    *MATHML_TAGS,
 ]
 LINK_TARGETS = ("#", "https://", "http://")  # where a page's links may go: itself, or the web
+MAX_TEX_CHARS = 2_000  # a longer formula is shown as typed: converting megabytes would stall the page
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -64,12 +79,75 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     the instructor, the student's own feedback folder after release_feedback): a statement's
     relative link to a chapter notebook (`../../notebooks/4.10a_….ipynb#…`) keeps its text, which
     names the notebook and the section, and loses the target, which would lead nowhere."""
+    if tag in MATHML_TAGS:
+        return name in MATHML_ATTRIBUTES
     if name == "title":
         return tag in ("a", "abbr", "acronym")
     return tag == "a" and name == "href" and value.startswith(LINK_TARGETS)
 
 
 ATTRIBUTES = _allowed_attribute
+
+
+# ---------------------------------------------------------------------------------------------
+# Math as MathML
+
+# What latex2mathml leaves as written inside a token (`\big\|` gives <mo>\|</mo>, `\texttt{a\_b}`
+# gives <mtext>a\_b</mtext>, `\arg` gives <mi>\arg</mi>): the character or the name it stands for.
+_LEFT_AS_WRITTEN = re.compile(r"\\(\||Vert|vert|langle|rangle|[A-Za-z]+|[_{}$%#&*,;:! ])")
+_WRITTEN_AS = {"|": "\u2016", "Vert": "\u2016", "vert": "|", "langle": "\u27e8", "rangle": "\u27e9"}
+_SPACES = {",": "\u2009", ";": "\u2005", ":": "\u2005", " ": "\u00a0", "!": ""}
+# latex2mathml lays out `split` (aligned columns, no equation number) as a table, but writes the `&`
+# of `aligned`, its usual spelling inside a formula, as a letter.
+_ALIGNED = re.compile(r"\\(begin|end)\{aligned\}")
+
+
+def _token_text(text: str) -> str:
+    def plain(m: re.Match) -> str:
+        name = m.group(1)
+        return html.escape(_WRITTEN_AS.get(name) or _SPACES.get(name, name), quote=False)
+
+    return _LEFT_AS_WRITTEN.sub(plain, text)
+
+
+def tex_to_mathml(tex: str, display: bool) -> str:
+    """One formula as sanitised MathML (`display`: a block of its own), or, when latex2mathml
+    cannot read it or it is too long, as the TeX the student typed, in <code>."""
+    if len(tex) <= MAX_TEX_CHARS:
+        try:
+            split = _ALIGNED.sub(r"\\\1{split}", tex)
+            mathml = latex2mathml.converter.convert(split, display="block" if display else "inline")
+        except Exception:  # noqa: BLE001 - the student's TeX: any error the converter raises means "as typed"
+            pass
+        else:
+            mathml = re.sub(r">([^<]+)<", lambda m: f">{_token_text(m.group(1))}<", mathml)
+            return bleach.clean(mathml, tags=MATHML_TAGS, attributes=ATTRIBUTES, strip=True)
+    return f"<code>{html.escape(tex, quote=False)}</code>"
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with each formula written as MathML instead of left for MathJax."""
+
+    def block_math(self, body: str) -> str:
+        return tex_to_mathml(body, display=True)
+
+    def inline_math(self, body: str) -> str:
+        return tex_to_mathml(body, display=False)
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
+
+
+_DELIMITED = re.compile(r"^\s*(\$\$|\$|\\\[|\\\()(.*?)(\$\$|\$|\\\]|\\\))\s*$", re.S)
+
+
+def latex_output(text: str) -> str:
+    """A text/latex output (IPython's Math, SymPy): `$…$`, `$$…$$`, `\\[…\\]`, `\\(…\\)` or an
+    environment, as MathML (template ch4_feedback's data_latex)."""
+    found = _DELIMITED.match(text)
+    if found:
+        return tex_to_mathml(found.group(2), display=found.group(1) in ("$$", "\\["))
+    return tex_to_mathml(text.strip(), display=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,42 +258,48 @@ READABLE_CSS = TEMPLATES / "ch4_feedback" / "readable.css"
 
 
 class FeedbackExporter(HTMLExporter):
-    """nbgrader's feedback page with all rendered markdown sanitised, MathJax served locally, and
+    """nbgrader's feedback page with all rendered markdown sanitised, its maths as MathML, and
     text sized for a laptop's screen (READABLE_CSS, in the page's head)."""
 
     def from_notebook_node(self, nb, resources=None, **kw):
         page, resources = super().from_notebook_node(nb, resources, **kw)
         style = f"<style>\n{READABLE_CSS.read_text(encoding='utf-8')}</style>\n"
+        page = page.replace("<html>", '<html lang="zh-CN">', 1)  # nbgrader's template names no language
         return page.replace("</head>", style + "</head>", 1), resources
 
     @pass_context
     def markdown2html(self, context, source):
-        return SanitizeFeedback(parent=self).sanitize_html_tags(super().markdown2html(context, source))
+        """HTMLExporter.markdown2html with MathMLRenderer, then sanitised."""
+        cell = context.get("cell", {})
+        renderer = MathMLRenderer(
+            escape=False,
+            attachments=cell.get("attachments", {}),
+            embed_images=self.embed_images,
+            path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+            anchor_link_text=self.anchor_link_text,
+            exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options,
+        )
+        return SanitizeFeedback(parent=self).sanitize_html_tags(MarkdownWithMath(renderer=renderer).render(source))
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("latex_output", latex_output)  # templates/ch4_feedback: a text/latex output as MathML
 
     def _create_environment(self):
         environment = super()._create_environment()
-        # For templates/ch4_feedback/mathjax.html.j2, which nbgrader's template calls without a URL.
-        environment.globals["mathjax_url"] = self.mathjax_url
         environment.bytecode_cache = CompiledTemplates()
         return environment
 
 
 def configure(config) -> None:
-    """Point nbgrader's GenerateFeedback at the exporter, template and MathJax above."""
+    """Point nbgrader's GenerateFeedback at the exporter and template above."""
     nbgrader_templates = (
         Path(importlib.util.find_spec("nbgrader").origin).parent / "server_extensions/formgrader/templates"
     )
     config.GenerateFeedback.exporter_class = FeedbackExporter
     # nbgrader sets HTMLExporter.template_name = "feedback" on every call; ours extends it.
     config.FeedbackExporter.template_name = "ch4_feedback"
+    config.FeedbackExporter.template_file = "page.html.j2"  # nbgrader's index.html.j2 with Chinese labels
     config.FeedbackExporter.extra_template_basedirs = [str(TEMPLATES), str(nbgrader_templates)]
-    config.FeedbackExporter.mathjax_url = MATHJAX_URL
     config.FeedbackExporter.exclude_anchor_links = True  # their "¶" links would lose their class
-
-
-def copy_mathjax(feedback_root: Path) -> None:
-    """MathJax beside the pages, once per OUT folder (about 12 MB)."""
-    target = feedback_root / MATHJAX_DIR
-    if not (target / "MathJax.js").exists():
-        package = Path(importlib.util.find_spec("jupyter_server_mathjax").origin).parent
-        shutil.copytree(package / "static", target, dirs_exist_ok=True)

@@ -21,7 +21,6 @@ import nbformat
 
 from grader import course, messages
 from grader.i18n import _
-from grader.output import feedback
 
 # OUT/course/<WORKER_FEEDBACK>/<student>/<assignment>/: the page each worker made, before the
 # grader's notes. OUT/course/feedback/ is nbgrader's: what release_feedback sends (see below).
@@ -81,7 +80,6 @@ def write_outputs(root: Path, out: Path, outcomes: dict) -> None:
     """OUT/feedback/<student>/<assignment>/*.html for every submission, OUT/grades.csv and the other
     CSVs for every outcome (those not graded too, with a blank score: `_points`), and OUT/course/feedback/ for
     those handed in through nbgrader's exchange."""
-    feedback.copy_mathjax(out / "feedback")  # the pages load it from there
     for (student, assignment), outcome in outcomes.items():
         if outcome.not_graded:
             continue  # not a submission: no assignment to file a page under (the report names it)
@@ -229,9 +227,8 @@ def release_layout(root: Path, student: str, assignment: str, pages: Path) -> No
     the page in the exchange, so only its student finds it). A submission that did not come
     through the exchange has neither, and nothing to release.
 
-    The student's copy lands in ~/ch04/<assignment>/feedback/<timestamp>/ (fetch_feedback) and is
-    opened from their own Jupyter server: its MathJax is that server's (jupyter-server-mathjax),
-    five folders up from the page, and not OUT/feedback/_mathjax, which stays with the instructor."""
+    The student's copy lands in ~/ch04/<assignment>/feedback/<timestamp>/ (fetch_feedback): the
+    same page, which needs nothing beside it (its maths is MathML)."""
     target = root / "feedback" / student / assignment
     shutil.rmtree(target, ignore_errors=True)
     submitted = root / "submitted" / student / assignment
@@ -241,8 +238,7 @@ def release_layout(root: Path, student: str, assignment: str, pages: Path) -> No
     for name in course.NBGRADER_FILES:
         shutil.copyfile(submitted / name, target / name)
     for page in pages.glob("*.html"):
-        text = page.read_text(encoding="utf-8").replace(feedback.MATHJAX_URL, feedback.RELEASED_MATHJAX_URL)
-        (target / page.name).write_text(text, encoding="utf-8")
+        shutil.copyfile(page, target / page.name)
 
 
 REVIEW_NOTE = (

@@ -124,6 +124,9 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
     nb = nbformat.read(path, as_version=4)
     notes, trimmed = [], False
     for cell in nb.cells:
+        # At the per-cell timeout nbclient interrupts the kernel: the KeyboardInterrupt is the grader's
+        # own, and the timeout's note says what happened (not "the answer raised KeyboardInterrupt").
+        timed_out = any(out.get("ename") == "CellTimeoutError" for out in cell.get("outputs", []))
         for out in cell.get("outputs", []):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if out.get("output_type") == "error" and out.get("evalue") == execute.KERNEL_RESTARTED:
@@ -133,7 +136,7 @@ def review_autograded(path: Path, cell_timeout: int) -> list[str]:
             elif out.get("output_type") == "error" and cell.metadata.get("nbgrader", {}).get("solution"):
                 if out.get("ename") == "NotImplementedError":
                     notes.append(messages.NOT_ANSWERED)
-                else:
+                elif not (timed_out and out.get("ename") == "KeyboardInterrupt"):
                     notes.append(messages.answer_raised(out.get("ename"), str(out.get("evalue", ""))))
             trimmed = trimmed or execute.is_capped(out)
     if trimmed:
