@@ -222,7 +222,7 @@ def _run_judge(
         judge = _start_judge(box)
         received: queue.Queue = queue.Queue()
         threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
-        clock = execute.CpuClock(execute.process_root(judge))
+        clock = execute.CpuClock(getattr(judge, "cpu_root", judge.pid))
         while True:
             try:
                 line = received.get(timeout=0.5)

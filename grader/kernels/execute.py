@@ -203,13 +203,17 @@ class CpuClock:
 
 
 def process_root(process) -> int | None:
-    """The process whose tree runs a kernel or a judge: for one forked from a fork server, the
-    server's child behind its pidfd (the sandbox's placeholder, its `pid`, is not its parent)."""
+    """The process whose tree runs a kernel: for one forked from a fork server, the server's child
+    behind its pidfd (the sandbox's placeholder, its `pid`, is not its parent; a forked judge says
+    it as `cpu_root`)."""
     pidfd = getattr(process, "pidfd", None)
-    if isinstance(pidfd, int):
+    if not isinstance(pidfd, int):
+        return getattr(process, "pid", None)
+    try:
         fdinfo = Path(f"/proc/self/fdinfo/{pidfd}").read_text()
         return int(next(line.split()[1] for line in fdinfo.splitlines() if line.startswith("Pid:")))
-    return getattr(process, "pid", None)
+    except (OSError, StopIteration, ValueError):  # gone already: nothing to measure
+        return None
 
 
 class TestTimeLimit:
@@ -251,7 +255,10 @@ class TestTimeLimit:
         while clock.cpu() <= limit:
             await asyncio.sleep(0.5)
         self._stopped_at = limit
-        await ensure_async(self.km.interrupt_kernel())
+        try:
+            await ensure_async(self.km.interrupt_kernel())
+        except RuntimeError:  # the kernel is gone: nbclient says so for the cell
+            pass
 
     async def _async_handle_timeout(self, timeout, cell=None):
         reply = await super()._async_handle_timeout(timeout, cell)  # the per-cell timeout: interrupted
