@@ -379,6 +379,7 @@ def test_ctrl_c_ends_make_check_with_one_line_and_no_kernel_left(tmp_path):
     check names the test after SLOW seconds; Ctrl+C (SIGINT to the terminal's process group) ends it
     with one line, and nothing of it keeps running."""
     import signal
+    import threading
     import time
 
     import psutil
@@ -394,11 +395,13 @@ def test_ctrl_c_ends_make_check_with_one_line_and_no_kernel_left(tmp_path):
         [sys.executable, "-m", "ch4validate", *map(str, paths)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
     )  # fmt: skip
-    shown = []
+    shown, give_up = [], threading.Timer(300, os.killpg, (check.pid, signal.SIGKILL))
+    give_up.start()  # should the line never come
     for line in check.stdout:  # until it names the test that does not end
         shown.append(line)
         if "正在运行测试 test_visible_residuals" in line:
             break
+    give_up.cancel()
     os.killpg(check.pid, signal.SIGINT)  # what Ctrl+C sends: the whole foreground process group
     rest, errors = check.communicate(timeout=60)
     shown += rest.splitlines(keepends=True)
