@@ -6,8 +6,7 @@ Runs nbgrader's own Validator (a fresh kernel executes the whole notebook) and p
 per notebook, then each failing test's message, whole (a message may span lines: the values it
 got). Exit code 0 when every notebook passes its visible tests, 1 when one does not (plain
 `nbgrader validate` exits 0 either way), 2 when a path is not a notebook, 130 when stopped by
-Ctrl+C. Messages are in
-Chinese, like the course.
+Ctrl+C. Messages are in Chinese, like the course.
 
 A notebook that runs long says which cell it is running (`_Progress`: a test by its id), and Ctrl+C
 ends the check with one line (`STOPPED`), leaving no kernel behind.
@@ -121,6 +120,7 @@ class _Progress:
 
     @staticmethod
     def _what(cell, index: int) -> str:
+        """The cell as the student knows it: a test by its id, the answer cell, or its place."""
         meta = cell.get("metadata", {}).get("nbgrader") or {}
         if meta.get("grade") and meta.get("grade_id"):
             return f"测试 {meta['grade_id']}"
@@ -136,8 +136,8 @@ class _Progress:
                 return
             self.started += 1
             if now - self.start >= SLOW:
-                done = f"{self.started}/{self.total}"
-                self._say(now, f"正在运行第 {done} 个测试 {self.running[0][3:]}（已用 {now - self.start:.0f} 秒）")
+                done, test = f"{self.started}/{self.total}", cell.metadata.get("nbgrader", {}).get("grade_id", "")
+                self._say(now, f"正在运行第 {done} 个测试 {test}（已用 {now - self.start:.0f} 秒）")
 
     def cell_finished(self) -> None:
         with self._lock:
