@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from traitlets.config import Config
 
@@ -28,6 +29,34 @@ KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=E
 # Per-cell timeout for grading. nbgrader's default (30 s) is too tight for a JAX test cell that
 # compiles under jit/vmap on a loaded 2-core machine, and a reference test cell takes < 10 s.
 CELL_TIMEOUT = 60
+
+
+class TimeLimit(NamedTuple):
+    export: float  # CPU seconds of the kernel for its test cell: the student's functions traced and exported
+    verdict: float  # CPU seconds of the judge for its verdict: the programs compiled and run
+
+
+# Each test's own time limit, so that an endless loop costs the tests it hangs, not the whole
+# submission. In CPU seconds, so that a machine busy with other work does not trip it; a test that
+# waits without computing meets the per-cell timeout (its cell) or ten times its limit in wall time
+# (its verdict), and the ceiling stays the outer bound. A few times what a correct answer needs,
+# measured on the quick path for the reference and every right_ and natural_ catalogue answer (81
+# answers, 553 tests, on a shared 2-core machine at load 4, without the judges' shared compilation
+# cache; a test cell in wall time, which its CPU time does not exceed). Outside ode_adjoint no test
+# cell took more than 1.1 s and no verdict more than 1.1 s; 20 s leaves room for a slower machine
+# and for a judge started cold, whose import of JAX (1.4 s) counts to its first test. A Python-loop
+# ODE answer (right_python_loop) traces 100 unrolled steps in each test cell that exports them (up
+# to 5.6 s) and compiles them in the first verdict that runs them, test_forward (35 s).
+TIME_LIMIT = TimeLimit(export=20, verdict=20)
+SLOWER_TESTS = {  # "assignment" or "assignment/test": where a correct answer needs more
+    "ode_adjoint": TimeLimit(export=30, verdict=20),
+    "ode_adjoint/test_forward": TimeLimit(export=30, verdict=105),
+}
+
+
+def time_limit(assignment: str | None, test: str) -> TimeLimit:
+    """The time limit of one test (`SLOWER_TESTS`, else `TIME_LIMIT`)."""
+    return SLOWER_TESTS.get(f"{assignment}/{test}") or SLOWER_TESTS.get(assignment or "") or TIME_LIMIT
 
 
 def notebook_path(root: Path, assignment: str) -> Path:

@@ -102,6 +102,11 @@ def cell_stuck(grade_id: str | None, seconds: int) -> str:
     )
 
 
+def test_stopped(seconds: float) -> str:
+    """What a test cell the kernel stopped at its time limit shows (its verdict says the rest)."""
+    return f"⏱ 已停止：超过这个测试的时间上限 {seconds:g} 秒"
+
+
 def answer_raised(name: str, value: str) -> str:
     said = " ".join(value.split())  # one line in the table: NumPy's padded, wrapped array rows folded
     return f"作答区运行时报错：{name}: {said[:120]}"
@@ -148,8 +153,10 @@ def tests_failed(tests: list[str]) -> str:
     return f"未通过的测试：{', '.join(tests)}（原因写在各测试单元格下方）"
 
 
-def judge_timed_out(seconds: float) -> str:
-    return f"导出的程序在评分时计算超过 {seconds:g} 秒（CPU 时间），没有判定（检查是否有不会结束的循环）"
+def test_timed_out(test: str, seconds: float) -> str:
+    """A test stopped at its own time limit (grader/course.py `time_limit`): in the kernel while it
+    exported, or in the judge while its verdict ran."""
+    return f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分"
 
 
 JUDGE_DIED = "运行导出的程序时评分进程终止了（例如超出内存上限），这个测试没有判定"

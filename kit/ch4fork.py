@@ -87,6 +87,10 @@ def reap() -> None:
 
 
 def _run_kernel(request: dict) -> None:
+    server = os.getppid()
+    _die_with_parent()  # a check stopped by Ctrl+C leaves no kernel behind, busy or not
+    if os.getppid() != server:
+        os._exit(0)  # the server is already gone
     os.setsid()  # its own process group, as jupyter_client gives a cold kernel: interrupts reach it alone
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -105,6 +109,15 @@ def _run_kernel(request: dict) -> None:
 
     runpy.run_path(str(launcher), run_name="__main__")
     os._exit(0)
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when its parent, the fork server, ends (Linux's PR_SET_PDEATHSIG). The
+    server ends when its pipe closes: when ch4validate and its workers have ended, however."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 class ForkServer:
@@ -148,6 +161,7 @@ class ForkServer:
         process = subprocess.Popen(
             [sys.executable, "-c", "from ch4fork import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            start_new_session=True,  # Ctrl+C in the terminal is ch4validate's to handle, not the server's
         )  # fmt: skip
         if process.stdout.readline() != b"ready\n":
             process.kill()

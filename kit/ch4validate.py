@@ -5,8 +5,11 @@
 Runs nbgrader's own Validator (a fresh kernel executes the whole notebook) and prints one line
 per notebook, then each failing test's message, whole (a message may span lines: the values it
 got). Exit code 0 when every notebook passes its visible tests, 1 when one does not (plain
-`nbgrader validate` exits 0 either way), 2 when a path is not a notebook. Messages are in
-Chinese, like the course.
+`nbgrader validate` exits 0 either way), 2 when a path is not a notebook, 130 when stopped by
+Ctrl+C. Messages are in Chinese, like the course.
+
+A notebook that runs long says which cell it is running (`_Progress`: a test by its id), and Ctrl+C
+ends the check with one line (`STOPPED`), leaving no kernel behind.
 
 Two things make a second check fast, and neither changes a verdict:
 - notebooks are checked side by side, one kernel per core and one more (on Linux; one by one
@@ -22,7 +25,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +53,7 @@ def message(error: str) -> str:
 
 def check(path: Path) -> list[str]:
     """The problems nbgrader's Validator finds in one notebook (empty: the visible tests pass)."""
+    from nbgrader.preprocessors import Execute
     from nbgrader.validator import Validator
     from traitlets.config import Config
 
@@ -56,10 +62,27 @@ def check(path: Path) -> list[str]:
     # After a cell's reply its outputs may lag on a loaded machine; nbclient gives up after 4 s and
     # the whole check fails (a Python-loop ODE answer met it). Wait as long as a cell may run.
     config.Execute.iopub_timeout = config.Execute.timeout = CELL_TIMEOUT
-    config.Execute.on_cell_start = _Progress(path)
+    config.Execute.shutdown_kernel = "immediate"  # nothing to save: a Ctrl+C does not wait for a busy kernel
     if ch4fork.available():
         config.Execute.kernel_manager_class = ch4fork.ForkKernelManager
-    results = Validator(config=config).validate(str(path))
+    progress = _Progress(path)
+
+    class Watched(Execute):
+        """nbgrader's Execute step, telling `progress` when each cell starts and ends."""
+
+        def preprocess_cell(self, cell, resources, index):
+            progress.cell_started(cell, index)
+            try:
+                return super().preprocess_cell(cell, resources, index)
+            finally:
+                progress.cell_finished()
+
+    validator = Validator(config=config)
+    validator.preprocessors = [Watched if step is Execute else step for step in validator.preprocessors]
+    try:
+        results = validator.validate(str(path))
+    finally:
+        progress.close()
     if results.get("type_changed"):
         return ["有单元格的类型被改动了（例如代码单元格改成了 Markdown）：请从 exercises/ 重新取一份原题再作答"]
     if results.get("changed"):
@@ -68,13 +91,17 @@ def check(path: Path) -> list[str]:
 
 
 CELL_TIMEOUT = 600  # seconds a cell may run: a first check compiles every program (grader/course.py uses 600 too)
-SLOW = 5.0  # seconds after which a notebook says how far it got
+SLOW = 5.0  # seconds without a line after which a notebook says what it is running
+AGAIN = 30.0  # and again this often while the same cell runs
 
 
 class _Progress:
-    """nbclient's hook when a cell starts: once a notebook has run for SLOW seconds (a first check
-    compiles every program; a Python-loop ODE answer takes a quarter of a minute), a line as each
-    visible test starts, so the terminal is not silent. (Hidden tests are empty placeholders here.)"""
+    """What a notebook's check says while it runs, so the terminal is never silent for long (a first
+    check compiles every program, a Python-loop ODE answer takes a quarter of a minute, an endless
+    loop never ends). Once the notebook has run for SLOW seconds, a line as each visible test starts;
+    and whenever a cell has run SLOW seconds without a line, one that names it (a test by its id)
+    and says for how long, then again every AGAIN seconds. (Hidden tests are empty placeholders
+    here.) A thread of its own prints, until `close`."""
 
     def __init__(self, path: Path) -> None:
         import json
@@ -82,19 +109,64 @@ class _Progress:
         cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
         self.name, self.start, self.started = path.stem, time.monotonic(), 0
         self.total = sum(1 for c in cells if self._visible_test("".join(c.get("source", ""))))
+        self.said = self.start  # when this notebook last printed a line
+        self.running: tuple[str, float, int] | None = None  # (what, since when, lines about it)
+        self._lock, self._closed = threading.Lock(), threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
 
     @staticmethod
     def _visible_test(source: str) -> bool:
         return source.lstrip().startswith("%%ch4test") and "programs(" in source
 
-    def __call__(self, cell, **_) -> None:
-        if not self._visible_test(cell.source):
-            return
-        self.started += 1
-        elapsed = time.monotonic() - self.start
-        if elapsed >= SLOW:
-            done = f"{self.started}/{self.total}"
-            print(f"   … {self.name}：正在运行第 {done} 个测试（已用 {elapsed:.0f} 秒）", flush=True)
+    @staticmethod
+    def _what(cell, index: int) -> str:
+        """The cell as the student knows it: a test by its id, the answer cell, or its place."""
+        meta = cell.get("metadata", {}).get("nbgrader") or {}
+        if meta.get("grade") and meta.get("grade_id"):
+            return f"测试 {meta['grade_id']}"
+        return "作答区" if meta.get("solution") else f"第 {index + 1} 个单元格"
+
+    def cell_started(self, cell, index: int) -> None:
+        if cell.get("cell_type") != "code" or not cell.source.strip():
+            return  # nbclient skips it
+        now = time.monotonic()
+        with self._lock:
+            self.running = (self._what(cell, index), now, 0)
+            if not self._visible_test(cell.source):
+                return
+            self.started += 1
+            if now - self.start >= SLOW:
+                done, test = f"{self.started}/{self.total}", cell.metadata.get("nbgrader", {}).get("grade_id", "")
+                self._say(now, f"正在运行第 {done} 个测试 {test}（已用 {now - self.start:.0f} 秒）")
+
+    def cell_finished(self) -> None:
+        with self._lock:
+            self.running = None
+
+    def tick(self, now: float) -> None:
+        """Say what is running, if it has run long enough without a line."""
+        with self._lock:
+            if self.running is None:
+                return
+            what, since, lines = self.running
+            if now - max(since, self.said) < (AGAIN if lines else SLOW):
+                return
+            self.running = (what, since, lines + 1)
+            if lines:
+                self._say(now, f"仍在运行{what}（已 {now - since:.0f} 秒；要停下，按 Ctrl+C）")
+            else:
+                self._say(now, f"正在运行{what}（已 {now - since:.0f} 秒）")
+
+    def _say(self, now: float, text: str) -> None:
+        self.said = now
+        print(f"   … {self.name}：{text}", flush=True)
+
+    def _watch(self) -> None:
+        while not self._closed.wait(1.0):
+            self.tick(time.monotonic())
+
+    def close(self) -> None:
+        self._closed.set()
 
 
 def compile_cache() -> dict[str, str]:
@@ -109,7 +181,25 @@ def compile_cache() -> dict[str, str]:
     }
 
 
+STOPPED = "⏹ 已停止（Ctrl+C）：这次检查没有做完，没有结果"
+
+
 def main(argv: list[str]) -> int:
+    """Check every notebook of `argv`. Ctrl+C ends it with one line, STOPPED: the workers ignore it
+    and end with the pool, and every kernel with the fork server (kit/ch4fork.py)."""
+    try:
+        return _check_all(argv)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C does not cut the line short
+        print(STOPPED, flush=True)
+        return 130
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _check_all(argv: list[str]) -> int:
     if not argv:
         print("用法：python -m ch4validate exercises/<练习名>/<练习名>.ipynb …", file=sys.stderr)
         return 2
@@ -130,7 +220,7 @@ def main(argv: list[str]) -> int:
     if jobs == 1:
         failing = sum(report(name, check(path)) for name, path in zip(argv, paths, strict=True))
     else:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_interrupts) as pool:
             failing = sum(report(name, problems) for name, problems in zip(argv, pool.imap(check, paths), strict=True))
     if failing:
         print(f"{failing} 个 notebook 未通过：改好后再运行一次。提交后评分时还会运行隐藏测试。")

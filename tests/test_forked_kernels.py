@@ -253,7 +253,7 @@ def judge_probe(cache: Path) -> dict:
         f"    exec({PROBE!r})\nraise AssertionError(_out.getvalue())\n"
     )
     test = {"id": "probe", "points": 1, "body": body, "hidden": False}
-    lines, cut = verdict._run_judge([test], {}, "ab" * 16, 120, cache)
+    lines, cut = verdict._run_judge([test], {}, "ab" * 16, {"probe": 120}, cache)
     assert cut is None and "probe" in lines, f"the judge gave no verdict: {cut}"
     return json.loads(lines["probe"]["message"])
 

@@ -16,7 +16,7 @@ import pytest
 from helpers import HONEST_UNUSUAL
 from nbclient import NotebookClient
 
-from grader import course, nbtools
+from grader import REPO, course, nbtools
 from grader.kernels import sandbox
 from proof import answers
 
@@ -253,7 +253,9 @@ def test_make_check_runs_side_by_side_and_a_warm_cache_changes_no_verdict(tmp_pa
     assert cached, "the first check kept no compiled program"
     warm = check(tmp_path / "cache", *paths)
     assert cold.returncode == warm.returncode == 1, cold.stdout + warm.stdout
-    assert cold.stdout == warm.stdout, f"a warm cache changed what the student reads:\n{cold.stdout}\n{warm.stdout}"
+    # the progress lines ("   … ") say how long each run took, which depends on the machine's load
+    said = [[line for line in done.stdout.splitlines() if not line.startswith("   … ")] for done in (cold, warm)]
+    assert said[0] == said[1], f"a warm cache changed what the student reads:\n{cold.stdout}\n{warm.stdout}"
     results = [line for line in cold.stdout.splitlines() if line.startswith(("✅", "❌"))]
     assert results[0].startswith(f"❌ {paths[0]}") and results[1] == f"✅ {paths[1]}：可见测试全部通过", cold.stdout
 
@@ -330,12 +332,92 @@ def test_a_slow_check_says_which_test_it_is_running(capsys, monkeypatch):
     empty in the release and not counted); before that it stays quiet."""
     path = course.notebook_path(course.EXERCISES, "ode_adjoint")
     progress = ch4validate._Progress(path)
+    progress.close()  # its thread would print too: here the clock is the test's
     cells = nbformat.read(path, as_version=4).cells
     tests = [c for c in cells if c.source.lstrip().startswith("%%ch4test")]
-    progress(cell=tests[0])
+    progress.cell_started(tests[0], cells.index(tests[0]))
     assert capsys.readouterr().out == "", "quiet while it is quick"
     monkeypatch.setattr(progress, "start", progress.start - ch4validate.SLOW)
-    for cell in cells[cells.index(tests[0]) + 1 :]:
-        progress(cell=cell)
+    for index, cell in enumerate(cells[cells.index(tests[0]) + 1 :], cells.index(tests[0]) + 1):
+        progress.cell_started(cell, index)
+        progress.cell_finished()
     shown = capsys.readouterr().out.splitlines()
     assert progress.total == 4 and [line.split("正在运行第 ")[1][:3] for line in shown] == ["2/4", "3/4", "4/4"], shown
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in tests[1:4]]
+    assert [line.split(" 个测试 ")[1].split("（")[0] for line in shown] == ids, shown
+
+
+def test_a_cell_that_runs_long_is_named_after_a_few_seconds_and_again_while_it_runs(capsys):
+    """Whatever the notebook has said, a cell that runs SLOW seconds without a line is named (a test
+    by its id, the answer cell as such), then named again every AGAIN seconds until it ends."""
+    path = course.notebook_path(course.EXERCISES, "residuals")
+    cells = nbformat.read(path, as_version=4).cells
+    answer = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("solution"))
+    test = next(i for i, c in enumerate(cells) if c.source.lstrip().startswith("%%ch4test") and i > answer)
+    slow, again = ch4validate.SLOW, ch4validate.AGAIN
+    for index, after in ((answer, (slow - 1, slow, slow + 1)), (test, (slow, slow + again - 1, slow + again))):
+        progress = ch4validate._Progress(path)
+        progress.close()  # its thread would print too: here the clock is the test's
+        progress.cell_started(cells[index], index)
+        start = progress.running[1]
+        for seconds in after:
+            progress.tick(start + seconds)
+        progress.cell_finished()
+        progress.tick(start + 1000)  # nothing runs: nothing to say
+    grade_id = cells[test].metadata["nbgrader"]["grade_id"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"   … residuals：正在运行作答区（已 {slow:.0f} 秒）",
+        f"   … residuals：正在运行测试 {grade_id}（已 {slow:.0f} 秒）",
+        f"   … residuals：仍在运行测试 {grade_id}（已 {slow + again:.0f} 秒；要停下，按 Ctrl+C）",
+    ]
+
+
+def test_ctrl_c_ends_make_check_with_one_line_and_no_kernel_left(tmp_path):
+    """An endless loop in a visible test (while tracing, tests/fixtures/endless/residuals.py): make
+    check names the test after SLOW seconds; Ctrl+C (SIGINT to the terminal's process group) ends it
+    with one line, and nothing of it keeps running."""
+    import signal
+    import threading
+    import time
+
+    import psutil
+
+    endless = (REPO / "tests" / "fixtures" / "endless" / "residuals.py").read_text(encoding="utf-8")
+    paths = [tmp_path / "endless" / "residuals.ipynb", tmp_path / "blank" / "safe_norm.ipynb"]  # two: the pool too
+    for path, nb in zip(paths, (answers.with_answer(answers.release_notebook("residuals"), endless),
+                                answers.release_notebook("safe_norm")), strict=True):  # fmt: skip
+        path.parent.mkdir()
+        nbformat.write(nb, path)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # also marks every process of this check
+    check = subprocess.Popen(
+        [sys.executable, "-m", "ch4validate", *map(str, paths)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    shown, give_up = [], threading.Timer(300, os.killpg, (check.pid, signal.SIGKILL))
+    give_up.start()  # should the line never come
+    for line in check.stdout:  # until it names the test that does not end
+        shown.append(line)
+        if "正在运行测试 test_visible_residuals" in line:
+            break
+    give_up.cancel()
+    os.killpg(check.pid, signal.SIGINT)  # what Ctrl+C sends: the whole foreground process group
+    rest, errors = check.communicate(timeout=60)
+    shown += rest.splitlines(keepends=True)
+    assert check.returncode == 130 and shown[-1].strip() == ch4validate.STOPPED, "".join(shown)
+    assert errors == "", errors
+    assert "正在运行测试 test_visible_residuals（已 " in "".join(shown)
+
+    def ours():
+        found = []
+        for process in psutil.process_iter():
+            try:
+                if process.environ().get("XDG_CACHE_HOME") == env["XDG_CACHE_HOME"]:
+                    found.append(process)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return found
+
+    deadline = time.monotonic() + 30
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ours(), [p.cmdline() for p in ours()]

@@ -353,15 +353,21 @@ def test_verdicts_run_in_a_sandbox_of_their_own_on_inputs_only_the_judge_draws(m
     assert not facts["exported"] and facts["reason"] == "ValueError: x" and not refusals
 
 
-def test_a_verdict_that_hangs_is_cut_off_and_the_others_are_judged(monkeypatch):
+def test_each_verdict_that_hangs_is_cut_off_at_its_limit_and_the_others_are_judged(monkeypatch):
+    """Each hanging verdict costs its own limit and its own points, however many there are: the judge
+    is started again after each, on the tests after it (three rounds at most, once: the last test
+    was never judged)."""
+
     def cell(test, verdict_part):
         return test, f"_p = programs({test!r}, {{}})\n{VERDICT_MARKER}\n{verdict_part}\n"
 
-    cells = [cell("first", "assert seed_for('first') > 0"), cell("slow", "while True:\n    pass"), cell("last", "pass")]
-    monkeypatch.setattr(verdict, "test_cells", _probe_cells(*cells))
-    results, _ = verdict.judge(ASSIGNMENT, {}, "key", timeout=15)
-    assert [(r.test, r.passed) for r in results] == [("first", True), ("slow", False), ("last", True)]
-    assert results[1].message == messages.judge_timed_out(15)
+    hangs = ["slow1", "slow2", "slow3"]
+    cells = [cell("first", "assert seed_for('first') > 0"), *(cell(t, "while True:\n    pass") for t in hangs)]
+    monkeypatch.setattr(verdict, "test_cells", _probe_cells(*cells, cell("last", "pass")))
+    results, _ = verdict.judge(ASSIGNMENT, {}, "key", timeout=3)  # below the course's limit: 3 s of CPU each
+    assert [(r.test, r.passed) for r in results] == [("first", True), *((t, False) for t in hangs), ("last", True)]
+    assert [r.message for r in results[1:-1]] == [messages.test_timed_out(t, 3) for t in hangs]
+    assert course.time_limit(ASSIGNMENT, "slow1").verdict > 3, "the limit the test relies on is not the smaller one"
 
 
 def test_a_verdict_slowed_by_a_busy_machine_is_not_cut_off(monkeypatch):

@@ -95,19 +95,27 @@ def run_in_kernel(nb, assignment: str, sandboxed: bool = False, secret: str = ""
     from nbclient import NotebookClient
 
     from grader import nbtools
-    from grader.kernels import manager
+    from grader.kernels import execute, manager
+
+    class QuickClient(execute.TestTimeLimit, NotebookClient):
+        """Each test cell with its time limit, as nbgrader's Execute runs it in grading."""
 
     # the kernel inherits this environment
     os.environ.update(nbtools.HEADLESS_ENV, **{GRADING_ENV: "1", SIZES_ENV: sizes_key(secret)})
     manager = {"kernel_manager_class": manager.SandboxKernelManager} if sandboxed else {}
     try:
-        NotebookClient(
+        QuickClient(
             nb,
             extra_arguments=course.KERNEL_ARGS,
             timeout=course.CELL_TIMEOUT,
+            interrupt_on_timeout=True,  # as nbgrader's Execute: a cell past its limit is stopped, the rest run
+            error_on_timeout={"ename": "CellTimeoutError", "evalue": "", "traceback": []},
             kernel_name="python3",
             allow_errors=True,
-            resources={"metadata": {"path": str(course.SOLUTIONS / assignment)}},
+            resources={
+                "metadata": {"path": str(course.SOLUTIONS / assignment)},
+                "nbgrader": {"assignment": assignment},  # for each test cell's time limit
+            },
             **manager,
         ).execute()
     finally:

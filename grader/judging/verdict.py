@@ -19,7 +19,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +26,11 @@ import nbformat
 from ch4protocol import MIME, VERDICT_MARKER, split_test_cell
 
 from grader import course, messages
+from grader.kernels import execute
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 MAX_PAYLOAD_CHARS = 64 * 2**20  # all programs of one submission, base64: far above what the tests export
 JUDGE_MEMORY = 4096 * 2**20
-JUDGE_ROUNDS = 3  # a verdict that hangs is skipped and the judge restarted on the rest, this often at most
 
 
 def _meta(cell) -> dict:
@@ -91,12 +90,33 @@ def _well_formed(payload) -> bool:
     return True
 
 
-def read_programs(nb) -> tuple[dict[str, dict], list[str]]:
+class Exported(dict):
+    """The programs a kernel exported, by test id; `stopped`: the tests whose cell the kernel
+    stopped at its time limit (kernels/execute.TestTimeLimit), with that limit in seconds: they
+    fail with that reason, whatever they exported."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopped: dict[str, float] = {}
+
+
+def _stopped_at(cell) -> float | None:
+    """The limit a test cell was stopped at (its TIMED_OUT error), or None."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error" and out.get("ename") == execute.TIMED_OUT:
+            try:
+                return float(out.get("evalue"))
+            except (TypeError, ValueError):
+                return None  # not the grader's: only code of the student's could write it
+    return None
+
+
+def read_programs(nb) -> tuple[Exported, list[str]]:
     """(programs by test id, anomalies). Only a test cell's own outputs count, exactly one payload
     per test, labelled with that test. Whatever else an answer leaves in the notebook is not read;
     a payload that could only come from code writing outputs of its own is an anomaly for a person
     to look at (it can only take programs away from a test, never give it points)."""
-    found, anomalies, total = {}, [], 0
+    found, anomalies, total = Exported(), [], 0
     for cell in nb.cells:
         payloads = [
             out["data"][MIME]
@@ -108,6 +128,8 @@ def read_programs(nb) -> tuple[dict[str, dict], list[str]]:
             if payloads:
                 anomalies.append(messages.programs_outside_tests(len(payloads)))
             continue
+        if (seconds := _stopped_at(cell)) is not None:
+            found.stopped[test] = seconds
         if len(payloads) > 1:
             anomalies.append(messages.programs_repeated(test, len(payloads)))
             continue
@@ -184,10 +206,11 @@ def new_cache(parent: Path) -> Path:
 
 
 def _run_judge(
-    tests: list[dict], programs: dict, secret: str, timeout: float, cache: Path | None
+    tests: list[dict], programs: dict, secret: str, limits: dict[str, float], cache: Path | None
 ) -> tuple[dict[str, dict], str | None]:
     """One judge process on `tests`: ({test id: its line}, why it stopped early: None, the
-    message for a verdict that ran out of time, or for a judge that died)."""
+    message for the test whose verdict ran past its limit in `limits`, or for a judge that died).
+    The judge prints a line per test, in order: the test without a line is the one running."""
     from grader.kernels import sandbox
 
     job = json.dumps({
@@ -200,14 +223,15 @@ def _run_judge(
         judge = _start_judge(box)
         received: queue.Queue = queue.Queue()
         threading.Thread(target=_forward_lines, args=(judge, job, received), daemon=True).start()
-        clock = _JudgeClock(getattr(judge, "cpu_root", judge.pid))
+        clock = execute.CpuClock(getattr(judge, "cpu_root", judge.pid))
         while True:
             try:
-                line = received.get(timeout=1)
+                line = received.get(timeout=0.5)
             except queue.Empty:
-                if clock.over(timeout):
+                running = next((t["id"] for t in tests if t["id"] not in lines), None)
+                if running is not None and _over(clock, limits[running]):
                     judge.kill()
-                    cut = messages.judge_timed_out(timeout)
+                    cut = messages.test_timed_out(running, limits[running])
                     break
                 continue
             if line is None:
@@ -227,42 +251,14 @@ def _run_judge(
     return lines, cut
 
 
-class _JudgeClock:
-    """Each verdict has `timeout` seconds of the judge's CPU from the one before: a slow program is
-    not a hung one, and a machine busy with other work must not cost a student a test (an honest
-    ODE answer written as Python loops compiles for a minute of CPU, several minutes of wall time
-    on a loaded machine). A judge that waits without computing is cut after WALL_FACTOR times as
-    long in wall time."""
+WALL_FACTOR = 10  # a judge that waits without computing is cut after this many times its limit in wall time
 
-    WALL_FACTOR = 10
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.restart()
-
-    def restart(self) -> None:
-        self.cpu, self.wall = self._cpu(), time.monotonic()
-
-    def over(self, timeout: float) -> bool:
-        return self._cpu() - self.cpu > timeout or time.monotonic() - self.wall > timeout * self.WALL_FACTOR
-
-    def _cpu(self) -> float:
-        """CPU seconds of the judge's live processes (its threads included)."""
-        import psutil
-
-        try:
-            root = psutil.Process(self.pid)
-            processes = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return 0.0
-        total = 0.0
-        for process in processes:
-            try:
-                times = process.cpu_times()
-                total += times.user + times.system
-            except psutil.NoSuchProcess:
-                pass
-        return total
+def _over(clock: execute.CpuClock, limit: float) -> bool:
+    """Whether a verdict has run past its limit: in the judge's CPU seconds from the line before
+    (the first, from the judge's start), so a slow program on a machine busy with other work is
+    not a hung one; a judge that waits without computing, after WALL_FACTOR times as long."""
+    return clock.cpu() > limit or clock.wall() > limit * WALL_FACTOR
 
 
 def _forward_lines(judge: subprocess.Popen, job: str, received: queue.Queue) -> None:
@@ -281,27 +277,32 @@ def judge(
     assignment: str, programs: dict[str, dict], secret: str, timeout: float = 120, cache: Path | None = None
 ) -> tuple[list[TestResult], list[str]]:
     """Judge every test of `assignment` on the kernel's `programs` with the student's key:
-    (results in notebook order, refusals: programs the judge's policy did not accept). A verdict
-    that does not finish within `timeout` seconds of the one before fails with that reason, and
-    the rest are judged in a new process. `cache`: a folder the judges of one grading process
-    keep XLA's compiled programs in (kit/ch4judge.keep_compiled_programs); no kernel sees it."""
+    (results in notebook order, refusals: programs the judge's policy did not accept). Each verdict
+    has its own time limit (`course.time_limit`, at most `timeout`) of the judge's CPU; one that
+    runs past it fails, named, and the rest are judged in a new process, so a test that hangs costs
+    only its own points. A test whose cell the kernel stopped at its limit (`Exported.stopped`)
+    fails with that reason. `cache`: a folder the judges of one grading process keep XLA's compiled
+    programs in (kit/ch4judge.keep_compiled_programs); no kernel sees it."""
     tests = test_cells(assignment)
-    lines: dict[str, dict] = {}
-    for _ in range(JUDGE_ROUNDS):
-        todo = [t for t in tests if t["id"] not in lines]
-        if not todo:
-            break
-        got, cut = _run_judge(todo, programs, secret, timeout, cache)
+    limits = {t["id"]: min(timeout, course.time_limit(assignment, t["id"]).verdict) for t in tests}
+    stopped = getattr(programs, "stopped", {})
+    lines = {t["id"]: _failed(messages.test_timed_out(t["id"], stopped[t["id"]])) for t in tests if t["id"] in stopped}
+    while todo := [t for t in tests if t["id"] not in lines]:
+        got, cut = _run_judge(todo, programs, secret, limits, cache)
         lines.update(got)
-        if cut:
-            stuck = next((t for t in todo if t["id"] not in got), None)
-            if stuck is not None:
-                lines[stuck["id"]] = {"passed": False, "message": cut, "refused": []}
+        stuck = next((t for t in todo if t["id"] not in got), None)
+        if stuck is not None:  # so every round settles at least one test
+            lines[stuck["id"]] = _failed(cut or messages.JUDGE_DIED)
     results, refusals = [], []
     for test in tests:
-        line = lines.get(test["id"]) or {"passed": False, "message": messages.judge_timed_out(timeout), "refused": []}
+        line = lines[test["id"]]
         passed = line.get("passed") is True
         message = None if passed else str(line.get("message") or messages.ASSERTION_FAILED)[:4000]
         results.append(TestResult(test["id"], test["points"] if passed else 0.0, test["points"], message))
         refusals += [str(r)[:300] for r in line.get("refused", []) if isinstance(r, str)]
     return results, refusals
+
+
+def _failed(message: str) -> dict:
+    """A judge's line for a test that got no verdict."""
+    return {"passed": False, "message": message, "refused": []}

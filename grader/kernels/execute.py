@@ -1,5 +1,6 @@
-"""nbgrader's Execute step as the grader runs it: outputs capped as they arrive, and a cell stuck
-where no interrupt reaches it restarted instead of failing the notebook.
+"""nbgrader's Execute step as the grader runs it: outputs capped as they arrive, each test cell
+stopped at its own time limit (`TestTimeLimit`), and a cell stuck where no interrupt reaches it
+restarted instead of failing the notebook.
 
 Everything in a submission's outputs is written by the student, and the autograded notebook and
 the feedback page keep them. So outputs are capped while the kernel runs (`OutputCap`): every MIME
@@ -12,14 +13,19 @@ larger one keeps only a stub, which the grader reads as repeated or malformed
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+import time
+from pathlib import Path
 
 from ch4protocol import MIME as EVIDENCE_MIME
 from nbclient.exceptions import CellTimeoutError
 from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
+
+from grader import course, messages
 
 MAX_OUTPUT_CHARS = 100_000  # one MIME entry, stream text or traceback
 MAX_OUTPUTS = 1000  # outputs of one cell: a flood of tiny outputs stops here
@@ -143,6 +149,125 @@ class OutputCap:
             cap_output(out)
 
 
+TIMED_OUT = "TestTimedOut"  # the error a test cell stopped at its time limit keeps; its value: the limit in seconds
+
+
+def test_id(cell) -> str | None:
+    """The grade id of a test cell (None for any other cell)."""
+    meta = cell.get("metadata", {}).get("nbgrader")
+    if cell.get("cell_type") != "code" or not isinstance(meta, dict) or not meta.get("grade"):
+        return None
+    return meta.get("grade_id") if isinstance(meta.get("grade_id"), str) else None
+
+
+def timed_out_error(seconds: float) -> dict:
+    """The one error output of a test cell stopped at its limit (`seconds`)."""
+    return new_output("error", ename=TIMED_OUT, evalue=f"{seconds:g}", traceback=[messages.test_stopped(seconds)])
+
+
+class CpuClock:
+    """CPU seconds a process tree spent since `restart` (its live processes and their threads, and
+    the children they waited for), and wall seconds. A limit in CPU seconds is not tripped by a
+    machine busy with other work: an honest ODE answer written as Python loops compiles for half a
+    minute of CPU, several times that in wall time on a loaded machine."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+        self.restart()
+
+    def restart(self) -> None:
+        self._cpu, self._wall = self._total(), time.monotonic()
+
+    def cpu(self) -> float:
+        return self._total() - self._cpu
+
+    def wall(self) -> float:
+        return time.monotonic() - self._wall
+
+    def _total(self) -> float:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid) if self.pid is not None else None
+            processes = [root, *root.children(recursive=True)] if root is not None else []
+        except psutil.NoSuchProcess:
+            return 0.0
+        total = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+
+def process_root(process) -> int | None:
+    """The process whose tree runs a kernel: for one forked from a fork server, the server's child
+    behind its pidfd (the sandbox's placeholder, its `pid`, is not its parent; a forked judge says
+    it as `cpu_root`)."""
+    pidfd = getattr(process, "pidfd", None)
+    if not isinstance(pidfd, int):
+        return getattr(process, "pid", None)
+    try:
+        fdinfo = Path(f"/proc/self/fdinfo/{pidfd}").read_text()
+        return int(next(line.split()[1] for line in fdinfo.splitlines() if line.startswith("Pid:")))
+    except (OSError, StopIteration, ValueError):  # gone already: nothing to measure
+        return None
+
+
+class TestTimeLimit:
+    """Mixin for nbclient's NotebookClient (nbgrader's Execute, the quick path's client): each test
+    cell has its own time limit (`course.time_limit`), so an endless loop while the student's
+    functions are traced costs that test, not the submission's ceiling. The limit is in seconds of
+    the kernel's CPU (`CpuClock`); a cell that waits without computing meets the per-cell timeout
+    instead. Either way the kernel is interrupted and the cell keeps one error instead of the
+    interrupt's traceback through the kit: `TIMED_OUT`, with the limit as its value.
+    grader/judging/verdict.read_programs reads it, and the test fails, named, with its limit."""
+
+    _stopped_at: float | None = None  # the limit the running test cell was stopped at
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        self._stopped_at = None
+        test = test_id(cell)
+        watch = asyncio.ensure_future(self._stop_at_limit(test)) if test is not None else None
+        try:
+            await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        except CellTimeoutError:  # stuck past the interrupt: RestartStuckKernel restarts the kernel
+            if self._stopped_at is not None:
+                cell.outputs.append(timed_out_error(self._stopped_at))
+            raise
+        finally:
+            if watch is not None:
+                watch.cancel()
+        if self._stopped_at is not None:  # the interrupt's traceback, and nbgrader's copy of the reply, go
+            cell.outputs = [out for out in cell.outputs if out.get("output_type") != "error"]
+            cell.outputs.append(timed_out_error(self._stopped_at))
+        return cell
+
+    execute_cell = run_sync(async_execute_cell)  # nbclient's calls its own async_execute_cell, not this one
+
+    async def _stop_at_limit(self, test: str) -> None:
+        """Interrupt the kernel once this cell has cost it the test's limit of CPU."""
+        nbgrader = (self.resources or {}).get("nbgrader") or {}
+        limit = course.time_limit(nbgrader.get("assignment"), test).export
+        clock = CpuClock(process_root(getattr(getattr(self.km, "provisioner", None), "process", None)))
+        while clock.cpu() <= limit:
+            await asyncio.sleep(0.5)
+        self._stopped_at = limit
+        try:
+            await ensure_async(self.km.interrupt_kernel())
+        except RuntimeError:  # the kernel is gone: nbclient says so for the cell
+            pass
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        reply = await super()._async_handle_timeout(timeout, cell)  # the per-cell timeout: interrupted
+        if cell is None or test_id(cell) is None:
+            return reply
+        self._stopped_at = timeout
+        return {"content": {"status": "error", "ename": TIMED_OUT, "evalue": f"{timeout:g}", "traceback": []}}
+
+
 class RestartStuckKernel:
     """Mixin for nbgrader's Execute: a cell past its time limit is interrupted; one stuck where
     Python cannot be interrupted (a C loop, such as a regular expression that backtracks without
@@ -174,8 +299,8 @@ class RestartStuckKernel:
                     return  # stuck again: the cells after it run in what there is
 
 
-class CappedExecute(RestartStuckKernel, OutputCap, Execute):
-    """nbgrader's Execute step with the output caps (the unsandboxed path)."""
+class CappedExecute(RestartStuckKernel, TestTimeLimit, OutputCap, Execute):
+    """nbgrader's Execute step with the output caps and the tests' time limits (the unsandboxed path)."""
 
 
 def autograde_preprocessors(execute=CappedExecute) -> list:

@@ -167,10 +167,10 @@ class SandboxKernelManager(AsyncKernelManager):
             self.box.close()
 
 
-class SandboxExecute(execute.RestartStuckKernel, execute.OutputCap, Execute):
+class SandboxExecute(execute.RestartStuckKernel, execute.TestTimeLimit, execute.OutputCap, Execute):
     """nbgrader's Execute step with sandboxed kernels (nbgrader passes its own manager class
-    as an argument, which configuration cannot override), capped outputs, and a restart past a
-    cell that no interrupt stops."""
+    as an argument, which configuration cannot override), capped outputs, each test cell's time
+    limit, and a restart past a cell that no interrupt stops."""
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxKernelManager
