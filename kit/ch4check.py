@@ -145,7 +145,9 @@ def export_split(f, *specs) -> tuple[bytes, bytes]:
         def forward(*args):
             value, pullback = jax.vjp(f, *args)
             residuals, made["structure"] = jax.tree_util.tree_flatten(pullback)
-            made["shapes"] = jax.tree_util.tree_map(lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype), (residuals, value))
+            made["shapes"] = jax.tree_util.tree_map(
+                lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype), (residuals, value)
+            )
             return value, tuple(residuals)
 
         def backward(residuals, cotangent):

@@ -196,6 +196,8 @@ _CONTROL = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
 class Unmeasurable(ValueError):
     """A program whose work cannot be counted (`counting`)."""
+
+
 MAX_INLINED_OPERATIONS = 400_000  # a program this large once its calls are copied in is not measured
 
 
@@ -279,7 +281,9 @@ def _constant(number: float, before):
 def _add(a, b, before):
     from jax._src.lib.mlir import ir
 
-    return ir.Operation.create("stablehlo.add", results=[_scalar()], operands=[a, b], ip=ir.InsertionPoint(before)).result
+    return ir.Operation.create(
+        "stablehlo.add", results=[_scalar()], operands=[a, b], ip=ir.InsertionPoint(before)
+    ).result
 
 
 def _append_to_terminator(block, value) -> None:
@@ -332,7 +336,9 @@ def _count_block(block) -> tuple:
             counter = body.add_argument(_scalar(), ir.Location.unknown())
             work, _, _ = _count_block(body)
             terminator = list(body.operations)[-1].operation
-            _append_to_terminator(body, _add(_add(counter, work, terminator), _constant(per_test, terminator), terminator))
+            _append_to_terminator(
+                body, _add(_add(counter, work, terminator), _constant(per_test, terminator), terminator)
+            )
             measured.append(loop.results[-1])
         elif op.name in ("stablehlo.if", "stablehlo.case"):
             branches = _with_counter(op, None)
@@ -372,7 +378,9 @@ def counting(exported):
         kind = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(kind.inputs, [*kind.results, _scalar()]))
         if "res_attrs" in main.attributes:
-            main.attributes["res_attrs"] = ir.ArrayAttr.get([*ir.ArrayAttr(main.attributes["res_attrs"]), ir.DictAttr.get({})])
+            main.attributes["res_attrs"] = ir.ArrayAttr.get(
+                [*ir.ArrayAttr(main.attributes["res_attrs"]), ir.DictAttr.get({})]
+            )
         if not module.operation.verify():
             raise Unmeasurable("the rewritten program does not verify")
         serialized = _export._module_to_bytecode(module)

@@ -9,6 +9,7 @@ judge lets through only text the course wrote (`Hidden`).
 from __future__ import annotations
 
 import ast
+
 import numpy as np
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import sys
 import ch4check
 import ch4dataflow
 import ch4judge
+import ch4programs
 import jax
 import jax.numpy as jnp
 import nbformat
@@ -331,7 +332,7 @@ def test_load_accepts_linear_algebra_through_lapack():
 
 @pytest.mark.parametrize(
     "data,reason",
-    [(b"not a program", "无法反序列化"), ("text", "不是字节串"), (b"\0" * (ch4judge.MAX_PROGRAM_BYTES + 1), "过大")],
+    [(b"not a program", "无法反序列化"), ("text", "不是字节串"), (b"\0" * (ch4programs.MAX_PROGRAM_BYTES + 1), "过大")],
     ids=["garbage", "not bytes", "too large"],
 )
 def test_load_refuses_what_is_not_a_program(data, reason):
@@ -613,7 +614,7 @@ def test_the_judge_compiles_a_program_once_however_many_tests_export_it():
     compiled = first._jitted._cache_size()
     ch4judge.load(data)(x)
     assert first._jitted._cache_size() == compiled == 1
-    for k in range(ch4judge._KEEP):  # as many other programs as it keeps: the first is gone
+    for k in range(ch4programs._KEEP):  # as many other programs as it keeps: the first is gone
         ch4judge.load(bytes(jax_export.export(jax.jit(lambda x, k=k: x + k), platforms=["cpu"])(f32(4)).serialize()))
     assert ch4judge.load(data) is not first
 

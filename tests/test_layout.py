@@ -206,3 +206,28 @@ def test_the_grading_digest_covers_every_module_the_grading_code_imports():
     left_out = ("grader.cluster", "grader.instructor")
     missing = sorted(m for m in reached - covered if not m.startswith(left_out))
     assert not missing, f"grading code imports these, and staging.GRADING_CODE does not cover them: {missing}"
+
+
+# The kit reads top-down (issue #50): each module imports only the ones before it, at the top or
+# inside a function, so what a hidden test may say (ch4messages) is handed its pieces by the judge
+# instead of reading the judge back.
+KIT_ORDER = (
+    "ch4protocol", "ch4dataflow", "ch4messages", "ch4programs", "ch4references", "ch4verdicts", "ch4judge",
+    "ch4summary", "ch4check", "ch4fork", "ch4validate",
+)  # fmt: skip
+
+
+def test_the_kit_imports_only_what_comes_before_it():
+    import ast
+
+    found = sorted(p.stem for p in (REPO / "kit").glob("ch4*.py"))
+    assert sorted(KIT_ORDER) == found, found
+    later = {}
+    for k, name in enumerate(KIT_ORDER):
+        tree = ast.parse((REPO / "kit" / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        bad = sorted(m for m in imported if m in KIT_ORDER and KIT_ORDER.index(m) >= k)
+        if bad:
+            later[name] = bad
+    assert not later, later

@@ -488,8 +488,9 @@ def test_objects_carried_by_exceptions_only_take_programs_away(local_run):
 @local
 def test_a_closure_walk_to_the_tests_jacobian_gains_nothing(local_run):
     """colored_jacobian_banded walks from the function a test hands it (v ↦ g(v) + J v) to the
-    matrix J it closes over, and returns J's band: no JVP. The judge reads how the program uses the Jacobian (one product with 2b+1
-    tangents, or nothing), so the counting tests fail and it scores no more than jacfwd alone."""
+    matrix J it closes over, and returns J's band: no JVP. The judge reads how the program uses
+    the Jacobian (one product with 2b+1 tangents, or nothing), so the counting tests fail and it
+    scores no more than jacfwd alone."""
     got, alone = _got(local_run, "closure_walk_to_the_jacobian")
     text = printed(autograded(local_run, got.student, got.assignment))
     reached = re.search(r"^REACHED the test namespaces and Jacobians: (.*)$", text, re.MULTILINE)

@@ -23,7 +23,17 @@ import ch4check
 import ch4judge
 import nbformat
 import pytest
-from ch4protocol import GRADING_ENV, MIME, VERDICT_MARKER, derive_seed, free_names, split_body, split_test_cell
+from ch4protocol import (
+    GRADING_ENV,
+    MIME,
+    SIZES_ENV,
+    VERDICT_MARKER,
+    derive_seed,
+    free_names,
+    sizes_key,
+    split_body,
+    split_test_cell,
+)
 
 from grader import REPO, course, messages
 from grader.judging import verdict
@@ -174,7 +184,8 @@ WRONG = "recompute_saves_sin2x"  # fails the two residual tests only
 def kernel_payloads(assignment: str, answer: str) -> dict[str, dict]:
     """{test: the payload its cell leaves}: the kernel version of the source notebook with
     `answer`, its cells run in this process the way a graded kernel runs them (CH4_GRADING=1, the
-    setup cell and `%%ch4test` through the kit, outputs caught where IPython would show them)."""
+    sizes key of the secret "key" the judge is given below, the setup cell and `%%ch4test` through
+    the kit, outputs caught where IPython would show them)."""
     nb = verdict.kernel_notebook(answers.with_answer(verdict._source(assignment), answer))
     user, shown = {}, []
     events = SimpleNamespace(callbacks={"pre_run_cell": []}, register=lambda *a: None)
@@ -183,6 +194,7 @@ def kernel_payloads(assignment: str, answer: str) -> dict[str, dict]:
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(GRADING_ENV, "1")
+        patch.setenv(SIZES_ENV, sizes_key("key"))
         patch.setattr("IPython.get_ipython", lambda: shell)
         patch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
         for cell in nb.cells:
@@ -213,7 +225,7 @@ def test_the_reference_exports_every_test_and_the_judge_gives_full_marks(exporte
     tests = [test for _, test, _ in [t for t in TEST_CELLS if t[0] == ASSIGNMENT]]
     assert list(exported.reference) == tests, "every test cell, hidden ones included, exports in order"
     programs = [item for payload in exported.reference.values() for item in payload["programs"].values()]
-    assert programs and all(set(item) == {"program"} for item in programs)
+    assert programs and all(set(item) in ({"program"}, {"program", "backward"}) for item in programs)
     assert all(r.passed and r.points == r.max_points for r in exported.judged["reference"].values())
 
 
@@ -233,13 +245,14 @@ def test_judges_sharing_a_cache_folder_judge_as_judges_without_one(exported, tmp
 LOAD_TWICE = """
 import io, json, sys
 import ch4judge
+import ch4programs
 from jax._src import monitoring
 counts = {}
 monitoring.register_event_listener(lambda event, **_: counts.__setitem__(event, counts.get(event, 0) + 1))
 job = json.load(sys.stdin)
 ch4judge.judge(job, out=io.StringIO())
 first = dict(counts)
-ch4judge._loaded.clear()
+ch4programs._loaded.clear()
 ch4judge.jax.clear_caches()  # only the folder is left to remember the programs
 ch4judge.judge(job, out=io.StringIO())
 second = {k.rsplit("/", 1)[-1]: counts.get(k, 0) - first.get(k, 0) for k in counts if "compilation_cache" in k}

@@ -8,7 +8,6 @@ what it is."""
 # Under the answer guard, the same walk to the test's JVP counter (a writable dict) gave a jacfwd
 # answer 14/18 against 8/18; against tangent marks in the program (stop 41), forging one mark
 # gave it 14/18 again.
-import jax
 import jax.numpy as jnp
 
 _inner = colored_jacobian_banded  # noqa: F821 - defined by the base answer above

@@ -42,7 +42,7 @@ def _bwd(res, g):
         checkpoints.append(segment(checkpoints[-1], W, n))
     a, W_bar = g, jnp.zeros_like(W)
     for z, n in zip(reversed(checkpoints), reversed(lengths)):
-        _, pull = jax.vjp(lambda z, W: segment(z, W, n), z, W)
+        _, pull = jax.vjp(lambda z, W, n=n: segment(z, W, n), z, W)
         a, dW = pull(a)
         W_bar = W_bar + dW
     return a, W_bar
