@@ -96,6 +96,8 @@ class _Exports:
     @classmethod
     def key(cls, fun, depth: int = 0):
         cls.kept.append(fun)
+        if type(fun) in (int, float, bool, str) or fun is None:  # a value, known by itself: a number drawn
+            return ("value", type(fun).__name__, repr(fun))  # anew each time still exports the same program
         if not isinstance(fun, types.FunctionType) or depth > 4:
             return ("object", id(fun))
         code = fun.__code__

@@ -25,16 +25,17 @@ import numpy as np
 
 
 def text_pieces(source: str) -> set[str]:
-    """Every piece of text a source writes itself: its string literals and the literal parts of
-    its f-strings. Pieces of digits and signs alone ("1", "-3", "e") are left out: joined, they
-    could spell any number; punctuation without a digit ("：", "。") stays."""
+    """Every piece of text a source writes itself: its string literals, the literal parts of its
+    f-strings, and the names it uses (a test names the interface it calls: "没有找到
+    clip_grad_global_norm" is course text). Pieces of digits and signs alone ("1", "-3", "e") are
+    left out: joined, they could spell any number; punctuation without a digit ("：", "。") stays."""
+    tree = ast.parse(source)
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return {
-        node.value
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and node.value
-        and (any(c.isalpha() and c not in "eE" for c in node.value) or not any(c.isdigit() for c in node.value))
+        piece
+        for piece in strings | names
+        if piece and (any(c.isalpha() and c not in "eE" for c in piece) or not any(c.isdigit() for c in piece))
     }
 
 

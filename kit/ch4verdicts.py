@@ -259,11 +259,11 @@ def check_scales(split, jvp, x, what: str, reveal: bool = True) -> None:
         _, (grad,) = attempt(
             lambda point=point: split.vjp((point,), np.float32(1.0)), f"{where}对 {what} 求梯度", LINEAR_RULE
         )
-        check_close(grad, unit, f"{where}{what} 的梯度", rtol=1e-5, atol=1e-6, finite=True, reveal=reveal,
+        check_close(grad, unit, f"{where} {what} 的梯度", rtol=1e-5, atol=1e-6, finite=True, reveal=reveal,
                     hint="梯度 x/‖x‖ 与 x 的大小无关：不要给范数加 ε，也不要把小向量当成 0；"
                     "只有 x = 0 时才是 0。")  # fmt: skip
         _, tangent = attempt(lambda point=point: jvp(point, t), f"{where}对 {what} 做 JVP", LINEAR_RULE)
-        check_close(tangent, float(unit @ t), f"{where}{what} 的 JVP", rtol=1e-5, atol=1e-6, finite=True,
+        check_close(tangent, float(unit @ t), f"{where} {what} 的 JVP", rtol=1e-5, atol=1e-6, finite=True,
                     reveal=reveal, hint="JVP 是 xᵀt/‖x‖，与 x 的大小无关。")  # fmt: skip
 
 
