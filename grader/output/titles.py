@@ -12,13 +12,17 @@ from grader.i18n import N_, _
 TITLES = {
     "clip_global_norm": {
         "test_custom_vjp": N_(
-            "your own backward rule rewrites the gradient: identity forward, large cotangents scaled down"
+            "the gradient is rewritten by your own backward rule: identity forward, large cotangents scaled down"
         ),
-        "test_visible_forward": N_("the forward pass returns the parameters unchanged (max_norm below their norm too)"),
+        "test_visible_forward": N_(
+            "the forward pass returns the parameters unchanged, called plainly and under differentiation"
+        ),
         "test_visible_clip": N_(
-            "gradients under jit with the cotangent norm above, below and at the threshold, and all zero"
+            "a dict's cotangent above, below and at the threshold, and all zero; a nested list and tuple"
         ),
-        "test_hidden_pytrees": N_("random pytrees under jit, with random and all-zero cotangents"),
+        "test_hidden_pytrees": N_(
+            "drawn pytrees, a namedtuple and a single array: identity forward, clipping, zero cotangents"
+        ),
         "test_hidden_optax": N_("a nonlinear model's gradients against optax.clip_by_global_norm's formula"),
         "test_hidden_which_norm": N_("the norm is taken of the cotangents, not of the parameters"),
         "test_hidden_global": N_("one global clip, not a clip per leaf"),
@@ -59,14 +63,15 @@ TITLES = {
         "test_hidden_residuals": N_("on random inputs: exactly the kept numbers, and the backward pass uses them"),
     },
     "safe_norm": {
-        "test_custom_jvp": N_(
-            "defined with jax.custom_jvp: its JVP rule exports on its own and is right at zero and elsewhere"
+        "test_visible_scales": N_("value, gradient and JVP under differentiation, x scaled from 1e-17 to 1e17"),
+        "test_visible_zero": N_(
+            "value, gradient, JVP and jacfwd at zero; a batch with zero and sparse rows under vmap"
         ),
-        "test_forward": N_("the primal values"),
-        "test_grad_zero": N_("the gradient and the JVP at zero (grad, jit(grad), vmap(grad))"),
-        "test_fwd_rev": N_("forward-mode JVP, reverse mode and check_grads"),
-        "test_hidden_random": N_("values, JVP, VJP and check_grads on random inputs of another length"),
-        "test_hidden_zero": N_("zero vectors and vectors with zero entries under jit, vmap and jacfwd"),
+        "test_visible_check_grads": N_("check_grads at nonzero points, a VJP with cotangent -2.5 and a scaled JVP"),
+        "test_hidden_random": N_("at a drawn length: value, VJP, JVP, jacfwd, every scale and check_grads"),
+        "test_hidden_zero": N_(
+            "the zero vector at a drawn length; a batch of zero, sparse, tiny and huge rows under vmap"
+        ),
     },
     "soft_values": {
         "test_values": N_("the accuracy of V* at γ = 0.5 and γ = 0.99 against a float64 reference"),
@@ -90,11 +95,13 @@ TITLES = {
     },
     "stop_gradient": {
         "test_visible_values": N_("values and shapes at fixed inputs"),
-        "test_visible_dx_zero": N_("the derivative in x is 0 (reverse mode)"),
-        "test_visible_dw_jit": N_("values and derivatives in w and x under jit and vmap, forward and reverse mode"),
-        "test_hidden_values": N_("random inputs, jit and vmap"),
-        "test_hidden_dx_zero": N_("the derivative in x is 0 in forward and reverse mode, on random inputs"),
-        "test_hidden_dw": N_("the derivative in w is 2 Σ xᵢ²"),
+        "test_visible_dx_zero": N_(
+            "the derivative in x is exactly 0 in reverse mode (jax.vjp) and forward mode (jvp, jacfwd)"
+        ),
+        "test_visible_dw_jit": N_("at n = 4: a VJP with cotangent -1.5, the derivative in w, and vmap over w"),
+        "test_hidden_values": N_("values at a drawn length, plain and under differentiation, and under vmap"),
+        "test_hidden_dx_zero": N_("the derivative in x is exactly 0 in forward and reverse mode, at a drawn length"),
+        "test_hidden_dw": N_("the derivative in w is 2 Σ xᵢ², in reverse mode (vmap too) and forward mode"),
     },
 }
 
