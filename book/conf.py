@@ -11,7 +11,9 @@ project = "第4章 进阶自动微分"
 author = "课程组"
 copyright = "课程组"
 language = "zh_CN"
-extensions = ["myst_nb", "book.snippets"]  # book/snippets.py: search results with snippets from file://
+# book/snippets.py: search results with snippets from file://; book/search.py: the index and the
+# query cut into the same words, the course's terms among them.
+extensions = ["myst_nb", "book.snippets", "book.search"]
 
 # Notebooks arrive executed (build/executed/, checked against the hash of their source by
 # `python -m book`, which re-executes a stale or missing one). Sphinx must never run a kernel.
@@ -27,8 +29,8 @@ suppress_warnings = ["misc.highlighting_failure"]
 # A notebook cell that prints text full of `<`, `>` and escapes is shown as text, not HTML.
 nb_render_markdown_format = "myst"
 
-# Chinese search: Sphinx segments the text with jieba when it is installed (requirements.in),
-# so "余切" and "残差" are words of the index, not single characters.
+# Chinese search: Sphinx segments the text with jieba (requirements.in), in its search mode; book/search.py
+# gives jieba the course's words as a user dictionary and cuts the query against the index's words.
 html_search_language = "zh"
 
 # Math offline: MathJax 2 from the jupyter-server-mathjax package (the feedback pages use the

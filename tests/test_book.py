@@ -14,13 +14,14 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import quote
 
 import nbformat
 import pytest
 from helpers import chromium, only_requests_to
 
 import book
-from book import links
+from book import links, search
 from grader import REPO, course, nbtools
 from grader.instructor import edition
 from proof import answers
@@ -202,6 +203,211 @@ def test_chromium_reads_the_site_offline_with_figures_math_and_chinese_search(si
         assert all(results.values()), f"results for {term} without a snippet: {results}"
     for term, stem in (("余切", "4.3_vjp"), ("残差", "4.4_higher_order"), ("残差", "4.6_custom_vjp")):
         assert term in found[term][stem], f"the snippet of {stem} for {term}: {found[term][stem]}"
+
+
+# —— search: every term a reader types finds the page that teaches it (issue #52) ——
+
+# The page that teaches each Chinese term of STYLE.md's glossary (book/glossary.txt), and the
+# course's words that a newcomer searched for in vain (issue #52).
+TAUGHT_IN = {
+    "原始值": "4.2_jvp",
+    "切向量": "4.2_jvp",
+    "余切": "4.3_vjp",
+    "余切向量": "4.3_vjp",
+    "雅可比-向量积": "4.2_jvp",
+    "向量-雅可比积": "4.3_vjp",
+    "海森-向量积": "4.4_higher_order",
+    "线性化": "4.1b_linearize_costs",
+    "转置": "4.1b_linearize_costs",
+    "前向模式": "4.1_modes_linearize",
+    "反向模式": "4.1_modes_linearize",
+    "扰动混淆": "A_4.4_perturbation_confusion",
+    "着色": "4.5b_sparse_coloring",
+    "隐函数定理": "4.10b_implicit_adjoint",
+    "伴随": "4.10b_implicit_adjoint",
+    "不动点": "A_4.6_implicit_fixed_point",
+    "直通估计器": "4.9b_stop_gradient_patterns",
+    "停止梯度": "4.9b_stop_gradient_patterns",
+    "追踪": "4.8b_loops",
+    "非规格化数": "A_4.10_silent_float_failures",
+    "刷成 0": "A_4.10_silent_float_failures",
+    "对照": "A_4.8_scan_rnn_bptt",
+    "核对": "A_4.9a_spectral_gradients",
+    "循环状态": "4.8a_cond_scan",
+    "残差": "4.1_modes_linearize",
+    "残量": "A_4.6_custom_root",
+    "批量维": "A_4.3_per_example_gradients",
+    "下译": "A_4.8_checkpoint_policies",
+    "高斯-牛顿-向量积": "A_4.5_curvature_products",
+    "承诺损失": "4.9b_stop_gradient_patterns",
+    "雅可比矩阵": "4.5_jacobians_hessians",
+    "雅可比": "4.5_jacobians_hessians",
+    "海森矩阵": "4.5_jacobians_hessians",
+    "自动微分": "A_4.1_why_autodiff",
+    "稀疏着色": "4.5b_sparse_coloring",
+}
+# The words a reader would type to find each page, each taken from the page's title.
+TITLE_TERMS = {
+    "00_intro": ["进阶自动微分", "环境检查"],
+    "4.1_modes_linearize": ["前向模式", "反向模式"],
+    "4.1b_linearize_costs": ["线性化", "转置", "代价"],
+    "4.2_jvp": ["雅可比-向量积", "JVP", "jax.jvp"],
+    "4.3_vjp": ["向量-雅可比积", "VJP", "jax.vjp"],
+    "4.4_higher_order": ["高阶导数"],
+    "4.5_jacobians_hessians": ["雅可比矩阵", "海森矩阵"],
+    "4.5b_sparse_coloring": ["稀疏雅可比矩阵", "着色法"],
+    "4.6_custom_vjp": ["jax.custom_vjp", "反向规则"],
+    "4.7_custom_jvp": ["jax.custom_jvp", "前向规则"],
+    "4.8a_cond_scan": ["控制流", "cond", "scan", "jax.checkpoint"],
+    "4.8b_loops": ["对循环求导", "fori_loop", "while_loop"],
+    "4.9a_nondifferentiable": ["不可微"],
+    "4.9b_stop_gradient_patterns": ["停止梯度", "直通估计器", "固定目标"],
+    "4.9c_softmax_case_study": ["jax.nn.softmax", "x_max"],
+    "4.10a_when_custom_rules": ["求导规则"],
+    "4.10b_implicit_adjoint": ["隐式层", "连续伴随法"],
+    "4.10c_adjoint_stability": ["连续伴随法", "稳定性"],
+    "99_closing": ["测验", "小结"],
+    "A_4.1_linear_programs": ["计算量", "盲区", "vmap(f_lin)"],
+    "A_4.1_why_autodiff": ["自动微分", "有限差分", "符号求导"],
+    "A_4.2_dtypes_float0": ["dtype", "float0", "aux"],
+    "A_4.3_per_example_gradients": ["逐样本梯度", "批处理规则", "DP-SGD", "custom_vmap"],
+    "A_4.4_perturbation_confusion": ["扰动混淆"],
+    "A_4.4_taylor_jet": ["Taylor 模式", "jax.experimental.jet"],
+    "A_4.5_complex_numbers": ["复数", "共轭约定", "holomorphic"],
+    "A_4.5_curvature_products": ["曲率", "Fisher", "Hutchinson"],
+    "A_4.5_hessian_custom_vjp": ["jax.hessian", "custom_vjp"],
+    "A_4.5_sparse_coloring": ["稀疏雅可比矩阵", "自动探测", "贪心着色", "BCOO"],
+    "A_4.6_custom_linear_solve": ["隐式求导", "lax.custom_linear_solve"],
+    "A_4.6_custom_root": ["隐式求导", "lax.custom_root"],
+    "A_4.6_custom_vjp_extras": ["custom_vjp", "闭包", "梯度反转层"],
+    "A_4.6_implicit_fixed_point": ["不动点"],
+    "A_4.7_custom_jvp_extras": ["defjvps", "pure_callback", "nondiff_argnums"],
+    "A_4.8_checkpoint_policies": ["jax.checkpoint", "策略", "重算"],
+    "A_4.8_checkpoint_scan_memory": ["jax.checkpoint", "重算", "内存"],
+    "A_4.8_fori_while_details": ["谓词", "跳变"],
+    "A_4.8_scan_rnn_bptt": ["scan", "RNN", "BPTT"],
+    "A_4.9a_spectral_gradients": ["特征分解", "奇异值分解"],
+    "A_4.9b_more_stop_gradient": ["SimSiam", "截断 BPTT", "平滑替代"],
+    "A_4.10_rules_extras": ["symbolic_zeros", "伴随法", "jax.closure_convert"],
+    "A_4.10_silent_float_failures": ["浮点", "静默失败"],
+    "A_99_cheat_sheet": ["速查表"],
+    "A_99_update_notes": ["更新说明"],
+    "clip_global_norm": ["全局范数", "裁剪梯度"],
+    "coloring": ["着色", "带状雅可比矩阵"],
+    "ode_adjoint": ["连续伴随法", "ODE 求解器"],
+    "residuals": ["残差", "保存还是重算"],
+    "safe_norm": ["向量范数", "custom_jvp"],
+    "soft_values": ["软贝尔曼方程", "不动点"],
+    "softplus": ["softplus", "jax.custom_vjp"],
+    "stop_gradient": ["stop_gradient"],
+}
+
+
+def glossary_terms(style: str) -> list[str]:
+    """The Chinese terms of STYLE.md's glossary table, in its order: each form a row gives, its
+    asides left out (parentheses, "; not …", ", as …", English words such as "on first use")."""
+    table = style.split("| English | 中文 |", 1)[1].split("\n\n", 1)[0]
+    found = []
+    for row in table.strip().splitlines()[1:]:
+        chinese = re.split(r"[;,]", re.sub(r"\([^)]*\)", "", row.strip("|").split("|")[1]))[0]
+        for form in chinese.split(" / "):
+            term = " ".join(re.sub(r"[A-Za-z`_]+", " ", form).split())
+            if re.search(r"[\u4e00-\u9fff]", term):
+                found.append(term)
+    return found
+
+
+def style_guide() -> Path | None:
+    """STYLE.md, kept beside the course's main checkout (../shared/); a worktree finds the main
+    checkout through its git directory."""
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    checkouts = [REPO] + ([Path(common).parent] if common else [])
+    return next(
+        (p.parent / "shared" / "STYLE.md" for p in checkouts if (p.parent / "shared" / "STYLE.md").is_file()), None
+    )
+
+
+def test_glossary_terms_reads_each_form_of_a_row_without_its_asides():
+    style = """| English | 中文 |
+| --- | --- |
+| cotangent | 余切 / 余切向量 |
+| stop gradient | 停止梯度 (`stop_gradient`) |
+| trace / tracer | 追踪 / tracer |
+| flush to zero | 刷成 0 (one term; not 冲成 0 / 刷零) |
+| lowering | 下译 (lowering) on first use; not 降级 |
+| GN product | 高斯-牛顿-向量积, as 海森-向量积 |
+
+Markers"""
+    assert glossary_terms(style) == ["余切", "余切向量", "停止梯度", "追踪", "刷成 0", "下译", "高斯-牛顿-向量积"]
+
+
+def test_the_book_s_glossary_list_is_style_md_s_glossary():
+    style = style_guide()
+    if style is None:
+        pytest.skip("../shared/STYLE.md is not beside this checkout: book/glossary.txt was not compared with it")
+    assert search.terms(search.GLOSSARY) == glossary_terms(style.read_text(encoding="utf-8")), (
+        "book/glossary.txt differs from STYLE.md's glossary: write there the terms glossary_terms derives"
+    )
+
+
+def page_titles() -> dict[str, str]:
+    paths = book.Project().notebooks + book.Project().exercises
+    return {path.stem: book.title(nbformat.read(path, as_version=4)) for path in paths}
+
+
+def test_every_glossary_term_and_every_page_title_has_its_search_words():
+    titles = page_titles()
+    untaught = [term for term in search.terms(search.GLOSSARY) if term not in TAUGHT_IN]
+    assert not untaught, f"glossary terms without the page that teaches them in TAUGHT_IN: {untaught}"
+    assert set(TAUGHT_IN.values()) <= set(titles), set(TAUGHT_IN.values()) - set(titles)
+    assert sorted(TITLE_TERMS) == sorted(titles), "TITLE_TERMS names a page for each notebook and exercise"
+    for stem, words in TITLE_TERMS.items():
+        assert words and all(word in titles[stem] for word in words), f"{stem}: {words} not all in {titles[stem]!r}"
+
+
+def test_chromium_search_finds_the_page_that_teaches_each_term(site):
+    """Each glossary term, each word a newcomer tried, and the key words of every page's title,
+    written as a reader types them: the page that teaches it is among the results. The first
+    query arrives through the search page's address, as the search box sends it; the others are
+    run on the same page as it runs that one (reloading the page's index for each query took a
+    minute more)."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    site_dir, _ = site
+    searches = sorted(set(TAUGHT_IN.items()) | {(word, stem) for stem, words in TITLE_TERMS.items() for word in words})
+    found, outside = {}, []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
+        try:
+            tab = browser.new_page()
+            tab.route("**/*", only_requests_to("file://", outside))
+            terms = list(dict.fromkeys(term for term, _ in searches))
+            tab.goto(f"{(site_dir / 'search.html').as_uri()}?q={quote(terms[0])}")  # as the search box sends it
+            for term in terms:
+                found[term] = [Path(href.split("?")[0].split("#")[0]).stem for href in tab.evaluate(SEARCH, term)]
+        finally:
+            browser.close()
+    assert not outside, f"the search asked the network for {outside}"
+    missed = {f"{term} → {stem}": found[term][:8] for term, stem in searches if stem not in found[term]}
+    assert not missed, f"{len(missed)} of {len(searches)} searches miss the page (first results shown): {missed}"
+
+
+# A query on the search page as the page runs the one in its address (Sphinx's Search.performSearch,
+# once the index is loaded): the results' links once Sphinx has written its summary line.
+SEARCH = """async (term) => {
+  const out = document.getElementById('search-results');
+  const done = async () => {
+    while (!out.querySelector('.search-summary')?.innerText) await new Promise((r) => setTimeout(r, 20));
+  };
+  await done();  // the query of the page's address first
+  out.replaceChildren();
+  Search.performSearch(term);
+  await done();
+  return [...out.querySelectorAll('ul.search li > a')].map((a) => a.href);
+}"""
 
 
 SNIPPETS_SHOWN = (
