@@ -145,8 +145,10 @@ def run_body(body: str, space: dict, filename: str) -> None:
     optimising = jax.config.read("jax_disable_most_optimizations")
     jax.config.update("jax_disable_most_optimizations", True)
     try:
-        # optimize=0: asserts are the verdicts, and `python -O` must not strip them
-        exec(compile(body, filename, "exec", optimize=0), space)
+        # optimize=0: asserts are the verdicts, and `python -O` must not strip them. With 64-bit
+        # types on, a program an answer computed in float64 runs as it was exported.
+        with jax.enable_x64(True):
+            exec(compile(body, filename, "exec", optimize=0), space)
     finally:
         jax.config.update("jax_disable_most_optimizations", optimising)
 

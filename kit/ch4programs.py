@@ -125,7 +125,7 @@ class Program:
         derivative runs as its counting version (``counted``), so that measuring its work later
         compiles nothing more. Arrays arrive as NumPy arrays: one compilation per program, whether
         a verdict passes what another program returned or values of its own."""
-        args = _host(args)
+        args = _host(args, self.exported.in_avals)
         if not self.exported.has_vjp():
             _, counting, why = self._counting
             if counting is not None:
@@ -176,7 +176,7 @@ class Program:
         known, counting, why = self._counting
         if why:
             raise Unmeasurable(why)
-        args = _host(args)
+        args = _host(args, self.exported.in_avals)
         if counting is None:
             return self._jitted(*args), known
         *outputs, work = counting(*args)
@@ -188,11 +188,24 @@ class Program:
         return ch4dataflow.jvp_products(self.exported, arg)
 
 
-def _host(args):
-    """`args` with JAX arrays as NumPy arrays (tracers, under a transformation, stay as they are)."""
-    return jax.tree_util.tree_map(
-        lambda a: np.asarray(a) if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) else a, args
-    )
+def _host(args, avals):
+    """`args` with JAX arrays as NumPy arrays (tracers, under a transformation, stay as they are),
+    each floating (complex) one in the precision the program takes: an answer computed in float64
+    takes its residuals and cotangents in float64, and a verdict passes float32 ones."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    if len(leaves) != len(avals):
+        return args  # the call itself says what does not match
+
+    def as_taken(a, aval):
+        if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer):
+            a = np.asarray(a)
+        given = getattr(a, "dtype", None) or np.asarray(a).dtype
+        for kind in (np.floating, np.complexfloating):
+            if np.issubdtype(given, kind) and np.issubdtype(aval.dtype, kind) and given != aval.dtype:
+                return jax.numpy.asarray(a, aval.dtype) if isinstance(a, jax.core.Tracer) else np.asarray(a, aval.dtype)
+        return a
+
+    return jax.tree_util.tree_unflatten(tree, [as_taken(a, v) for a, v in zip(leaves, avals, strict=True)])
 
 
 class Split:

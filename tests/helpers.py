@@ -28,7 +28,7 @@ import nbformat
 import numpy as np
 import psutil
 import pytest
-from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names
+from ch4protocol import EXPORT_HELPER_NAMES, derive_seed, free_names, sizes_key, sizes_seed
 from jupyter_servers import free_port
 
 from grader import REPO
@@ -338,16 +338,43 @@ class _Recording:
 
         def draw(*args, **kwargs):
             value = method(*args, **kwargs)
-            if name in ("uniform", "normal", "standard_normal") and np.size(value) >= 16:
+            if name in ("uniform", "normal", "standard_normal", "dirichlet") and np.size(value) >= 16:
                 self._drawn.append(np.asarray(value, np.float32))
             return value
 
         return draw
 
 
+class _Unrun:
+    """A program the verdict looks up but cannot run: its first use stops the verdict."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("not run here")
+
+
+class _Unexported(ch4judge.Programs):
+    """Every program a verdict names is there, none of them runs."""
+
+    def __init__(self):
+        super().__init__({})
+
+    def __contains__(self, name):
+        return True
+
+    def __getitem__(self, name):
+        return _Unrun()
+
+    def reason(self, name):
+        return ""
+
+
 def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
     """The random arrays the judge draws for a student's hidden tests: each hidden verdict run
-    here up to the first program it needs, with a recording generator."""
+    here up to the first use of a program (a verdict may look one up before drawing), with a
+    recording generator."""
     drawn = []
     real = np.random.default_rng
     np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
@@ -355,15 +382,19 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
         for test in verdict.test_cells(assignment):
             if not test["hidden"]:
                 continue
-            names = {"programs": lambda *args: ch4judge.Programs(None), "seed_for": lambda t: derive_seed(key, t)}
+            names = {
+                "programs": lambda *args: _Unexported(),
+                "seed_for": lambda t: derive_seed(key, t),
+                "sizes_for": lambda t: real(sizes_seed(sizes_key(key), t)),  # sizes, not inputs: not recorded
+            }
             space = ch4judge.namespace(test["body"], names)
             space.update(dict.fromkeys(EXPORT_HELPER_NAMES, lambda *a, **k: None))
             # as the judge does: the student's names the export part mentions exist, as None
             space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
             try:
                 ch4judge.run_body(test["body"], space, "<hidden inputs>")
-            except AssertionError:
-                pass  # the first program it needs: everything it drew before is recorded
+            except (AssertionError, TypeError):
+                pass  # the first program it runs (a method check iterates one): everything drawn before is recorded
     finally:
         np.random.default_rng = real
     assert drawn, f"no hidden input of {assignment} recorded: the check would prove nothing"
