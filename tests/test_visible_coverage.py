@@ -67,9 +67,9 @@ def test_exemptions_are_few_and_reasoned():
         mine = [e.path.name for e in drawn if e.assignment == assignment]
         assert len(mine) <= 2, f"{assignment}: {mine}"
         said = statement(assignment)
-        assert "隐藏测试" in said and re.search(r"(尺寸|长度|结构|max_norm)[^。]*随机|随机[^。]*(尺寸|长度|结构|维数)", said), (
-            f"{assignment}: an exemption for what the hidden tests draw, but the statement does not say they draw it"
-        )
+        assert "隐藏测试" in said and re.search(
+            r"(尺寸|长度|结构|max_norm)[^。]*随机|随机[^。]*(尺寸|长度|结构|维数)", said
+        ), f"{assignment}: an exemption for what the hidden tests draw, but the statement does not say they draw it"
     for e in exempt:
         assert e.kind == "wrong", f"{e.assignment}/{e.path.name}: only a wrong answer can be exempt"
         assert len(e.visible_exemption) >= 40, f"{e.assignment}/{e.path.name}: say why no visible test can catch it"
