@@ -42,7 +42,7 @@ def use_chinese_fonts() -> list[str]:
     if not fonts:
         names = "、".join(CHINESE_FONTS)
         warnings.warn(
-            f"找不到中文字体，图里的中文会显示成方框。请安装其中一种：{names}（见 docs/students.md）", stacklevel=2
+            f"找不到中文字体，图里的中文会显示成方框。请安装其中一种：{names}（安装方法见 README.md）", stacklevel=2
         )
     mpl.rcParams["font.family"] = ["sans-serif"]
     mpl.rcParams["font.sans-serif"] = [*fonts, LAST_RESORT]
