@@ -147,6 +147,23 @@ def check_expected_exceptions(nb) -> list[str]:
     return problems
 
 
+# Matplotlib's warning for a character no named font has: the figure shows a box there.
+MISSING_GLYPH = "missing from font"
+
+
+def check_figure_glyphs(nb) -> list[str]:
+    """Every character of every figure was drawn: no output warns of a missing glyph (the fonts are
+    named in kit/ch4style.py; without one of them installed, this fails every notebook that draws)."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            missing = [line.split("Warning: ")[-1] for line in text.splitlines() if MISSING_GLYPH in line]
+            if missing:
+                problems.append(f"cell {index}: a figure shows a box: {missing[0]}")
+    return problems
+
+
 def execute_notebook(path: Path, timeout: int = CELL_TIMEOUT, keep_at: Path | None = None) -> RunResult:
     """Run a notebook top to bottom in a fresh kernel, in its own folder, and judge it; when it
     passes and `keep_at` is given, write the executed notebook there (see EXECUTED)."""
@@ -188,6 +205,7 @@ def _execute(path: Path, timeout: int) -> RunResult:
         result.problems.append(f"{type(err).__name__}: {_last_line(str(err))}")
     else:
         result.problems.extend(check_expected_exceptions(nb))
+        result.problems.extend(check_figure_glyphs(nb))
     return result
 
 

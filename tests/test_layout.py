@@ -213,7 +213,7 @@ def test_the_grading_digest_covers_every_module_the_grading_code_imports():
 # instead of reading the judge back.
 KIT_ORDER = (
     "ch4protocol", "ch4dataflow", "ch4messages", "ch4programs", "ch4references", "ch4verdicts", "ch4judge",
-    "ch4summary", "ch4check", "ch4fork", "ch4validate",
+    "ch4summary", "ch4check", "ch4fork", "ch4validate", "ch4style", "ch4timing",
 )  # fmt: skip
 
 
