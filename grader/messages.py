@@ -108,6 +108,9 @@ def test_stopped(seconds: float) -> str:
 
 
 def answer_raised(name: str, value: str) -> str:
+    marker = "Traceback (most recent call last):"  # JAX puts a host callback's whole traceback in the value
+    if marker in value:
+        value = value[: value.index(marker) + len(marker)]
     said = " ".join(value.split())  # one line in the table: NumPy's padded, wrapped array rows folded
     return f"作答区运行时报错：{name}: {said[:120]}"
 

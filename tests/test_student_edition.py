@@ -331,7 +331,7 @@ def test_make_lab_serves_the_edition_with_validate_and_no_instructor_tools(lab):
 # ---------------------------------------------------------------------------------------------
 # End to end in a real browser: a student types answers into JupyterLab and runs the notebook
 
-WRONG, FAILS = "single_where", "test_grad_zero"  # this catalogued wrong answer fails exactly this visible test
+WRONG, FAILS = "single_where", "test_visible_zero"  # this catalogued wrong answer fails exactly this visible test
 CJK = re.compile(r"[\u4e00-\u9fff]")
 OUTPUT = ".jp-OutputArea-output"
 STDERR = f"{OUTPUT}[data-mime-type='application/vnd.jupyter.stderr']"  # errors render here too

@@ -73,7 +73,7 @@ def run_all(nb) -> dict:
 
 
 def test_run_all_goes_on_past_a_failing_test_and_ends_with_a_summary():
-    """safe_norm's wrong_single_where fails test_grad_zero alone: the test after it still runs and
+    """safe_norm's wrong_single_where fails test_visible_zero alone: the test after it still runs and
     passes, and the last cell lists every visible test with its result and points, the message's
     first line for the failed one, and the hidden tests left for grading. A cell run after the tests
     (it may have changed the answer) makes their results out of date: a second summary says so."""
@@ -82,20 +82,21 @@ def test_run_all_goes_on_past_a_failing_test_and_ends_with_a_summary():
     summary = nb.cells[-1]
     nb.cells += [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(summary.source)]
     outputs = run_all(nb)
-    assert "❌ test_grad_zero 未通过：" in outputs["test_grad_zero"]
-    assert "✅ test_fwd_rev 通过" in outputs["test_fwd_rev"], "the test after the failing one did not run"
-    message = outputs["test_grad_zero"].split("未通过：", 1)[1].splitlines()[0]
+    assert "❌ test_visible_zero 未通过：" in outputs["test_visible_zero"]
+    assert "✅ test_visible_check_grads 通过" in outputs["test_visible_check_grads"], (
+        "the test after the failing one did not run"
+    )
+    message = outputs["test_visible_zero"].split("未通过：", 1)[1].splitlines()[0]
     assert outputs["summary"].splitlines() == [
         "📋 测试小结（每个测试单元格在本内核里最近一次运行的结果）：",
-        "  ✅ test_custom_jvp（可见测试 1，1 分）",
-        "  ✅ test_forward（可见测试 2，2 分）",
-        f"  ❌ test_grad_zero（可见测试 3，2 分）：{message}",
-        "  ✅ test_fwd_rev（可见测试 4，2 分）",
-        "可见测试：3 个通过（5 分），1 个未通过（2 分）。另有隐藏测试 2 个（7 分），评分时才运行。",
+        "  ✅ test_visible_scales（可见测试 1，3 分）",
+        f"  ❌ test_visible_zero（可见测试 2，2 分）：{message}",
+        "  ✅ test_visible_check_grads（可见测试 3，2 分）",
+        "可见测试：2 个通过（5 分），1 个未通过（2 分）。另有隐藏测试 2 个（7 分），评分时才运行。",
         "每个未通过的测试，完整的说明在它自己的单元格下面。",
     ], outputs["summary"]
     later = outputs[len(nb.cells) - 1].splitlines()
-    assert later[1] == "  ✅ test_custom_jvp（可见测试 1，1 分）（之后运行过别的单元格，结果可能已过时）", later
+    assert later[1] == "  ✅ test_visible_scales（可见测试 1，3 分）（之后运行过别的单元格，结果可能已过时）", later
     assert later[-1] == "有的结果可能已过时：改过作答区之后，请从头运行全部单元格。", later
 
 
@@ -106,9 +107,9 @@ def test_run_all_on_a_blank_answer_runs_every_test_and_says_the_missing_name_onc
     assert outputs["answer"].startswith("NotImplementedError"), outputs["answer"]
     lines = outputs["summary"].splitlines()
     failed = [line for line in lines if line.startswith("  ❌")]
-    assert len(failed) == 4 and "没有找到 safe_norm" in failed[0], lines
+    assert len(failed) == 3 and "没有找到 safe_norm" in failed[0], lines
     assert all(line.endswith("：同上") for line in failed[1:]), lines
-    total = "可见测试：0 个通过（0 分），4 个未通过（7 分）。另有隐藏测试 2 个（7 分），评分时才运行。"
+    total = "可见测试：0 个通过（0 分），3 个未通过（7 分）。另有隐藏测试 2 个（7 分），评分时才运行。"
     assert lines[-2] == total, lines
 
 
