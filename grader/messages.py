@@ -165,12 +165,14 @@ def test_timed_out(test: str, seconds: float) -> str:
 JUDGE_DIED = "运行导出的程序时评分进程终止了（例如超出内存上限），这个测试没有判定"
 
 
-def programs_outside_tests(count: int) -> str:
-    return f"测试单元格以外的单元格输出了 {count} 份导出的程序"
+# No count in these two: the answer steers how many payloads a cell prints, and a count could spell
+# a size drawn for a hidden test.
+def programs_outside_tests() -> str:
+    return "测试单元格以外的单元格输出了导出的程序"
 
 
-def programs_repeated(test: str, count: int) -> str:
-    return f"测试 {test} 输出了 {count} 份导出的程序（只应有一份），都没有采用"
+def programs_repeated(test: str) -> str:
+    return f"测试 {test} 输出了不止一份导出的程序（只应有一份），都没有采用"
 
 
 def programs_malformed(test: str) -> str:

@@ -60,7 +60,9 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
                         others.append("func.call to a function without a body here")
                     else:
                         todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
-                elif owner.name == "stablehlo.convert" and re.search(r"x(f|complex<f)\d+>$", str(owner.results[0].type)):
+                elif owner.name == "stablehlo.convert" and re.search(
+                    r"x(f|complex<f)\d+>$", str(owner.results[0].type)
+                ):
                     todo.append(owner.results[0])  # J in another floating precision: its uses are J's
                 elif (pushed := _tangents_pushed(owner, use.operand_number)) is None:
                     others.append(owner.name)

@@ -233,6 +233,6 @@ def value_iteration(R, P, gamma):
 
 
 REFERENCES = (
-    rk4_solve, rk4_vjp, rk4_adjoint_vjp, exact_vjp, exact_solution, fast_rotations, rk4_program, sin2_inputs, tree_norm, scaled_to,
-    soft_values64, soft_values_vjp64, random_mdp, value_iteration,
+    rk4_solve, rk4_vjp, rk4_adjoint_vjp, exact_vjp, exact_solution, fast_rotations, rk4_program,
+    sin2_inputs, tree_norm, scaled_to, soft_values64, soft_values_vjp64, random_mdp, value_iteration,
 )  # fmt: skip

@@ -132,7 +132,8 @@ def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what:
             )
     for n, when in ((steps, "步数较小时"), (100, "N_STEPS = 100 时")):
         check_work_ratio(works[n][1], reference_work(rk4_program(n), *args), when + what, reveal)
-    check_adjoint_scheme(short, steps, d, np.random.default_rng(np.frombuffer(np.asarray(args[0]).tobytes(), np.uint32)), what)
+    drawn_from_z0 = np.random.default_rng(np.frombuffer(np.asarray(args[0], np.float32).tobytes(), np.uint32))
+    check_adjoint_scheme(short, steps, d, drawn_from_z0, what)
 
 
 # Rotations of ω ≈ 25 at 20 to 40 steps: the adjoint's VJP and the unrolled solver's differ by 1e-2

@@ -589,7 +589,7 @@ def test_programs_outside_test_cells_are_not_read_and_are_flagged(local_run):
     output, so no test reads them; a person is asked to look (no blanket 0)."""
     got, alone = _got(local_run, "programs_outside_tests")
     assert got.score == alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
-    assert any(messages.programs_outside_tests(6) in note for note in got.notes), got.notes
+    assert any(messages.programs_outside_tests() in note for note in got.notes), got.notes
     assert alone.flags == []
 
 

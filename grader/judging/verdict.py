@@ -126,12 +126,12 @@ def read_programs(nb) -> tuple[Exported, list[str]]:
         test = _meta(cell).get("grade_id") if is_test(cell) else None
         if test is None:
             if payloads:
-                anomalies.append(messages.programs_outside_tests(len(payloads)))
+                anomalies.append(messages.programs_outside_tests())
             continue
         if (seconds := _stopped_at(cell)) is not None:
             found.stopped[test] = seconds
         if len(payloads) > 1:
-            anomalies.append(messages.programs_repeated(test, len(payloads)))
+            anomalies.append(messages.programs_repeated(test))
             continue
         if not payloads:
             continue  # the cell did not get that far: the verdict says "no program"
