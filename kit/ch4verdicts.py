@@ -253,7 +253,7 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
                 f"{at}sin2_recompute 保存的残差不正好是 x 本身：题目要求只存输入 x"
                 "（存 sin 2x 或 sin x、cos x 就是把反向要用的量提前算好了，那是 sin2_save 的做法）。"
             )
-        replacement, told = rng.uniform(-3.0, 3.0, size=n), "换成另一个数组 X "
+        replacement, told = rng.uniform(-8.0, 8.0, size=n), "换成另一个数组 X "
         want = float(g) * np.sin(2.0 * replacement.astype(np.float32).astype(np.float64))
     for value, (leaf, position) in zip(replacement, located, strict=True):
         numbers[leaf][position] = value
