@@ -145,10 +145,8 @@ def run_body(body: str, space: dict, filename: str) -> None:
     optimising = jax.config.read("jax_disable_most_optimizations")
     jax.config.update("jax_disable_most_optimizations", True)
     try:
-        # optimize=0: asserts are the verdicts, and `python -O` must not strip them. With 64-bit
-        # types on, a program an answer computed in float64 runs as it was exported.
-        with jax.enable_x64(True):
-            exec(compile(body, filename, "exec", optimize=0), space)
+        # optimize=0: asserts are the verdicts, and `python -O` must not strip them
+        exec(compile(body, filename, "exec", optimize=0), space)
     finally:
         jax.config.update("jax_disable_most_optimizations", optimising)
 
@@ -195,7 +193,10 @@ def judge(job: dict, out=sys.stdout, record: dict | None = None) -> None:
         hidden = ch4messages.current = Hidden(test["body"], kit_pieces()) if test["hidden"] else None
         message = None
         try:
-            run_body(test["body"], space, f"<{test['id']}>")
+            # 64-bit types on: a program an answer computed in float64 runs as it was exported (in a
+            # kernel, such an answer switched them on itself; there the export runs as the answer left it)
+            with jax.enable_x64(True):
+                run_body(test["body"], space, f"<{test['id']}>")
         except AssertionError as err:
             message = str(err).strip() or "断言失败"
         except Exception as err:  # noqa: BLE001 - a verdict that cannot finish scores 0
