@@ -3,7 +3,7 @@
 
 @jax.custom_vjp
 def softplus_prod(x):
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    return jnp.logaddexp(x, 0.0)  # 稳定
 
 
 def _fwd(x):
