@@ -224,12 +224,16 @@ def value_iteration(R, P, gamma):
             jax.numpy.max(jax.numpy.abs(V - previous)) > 1e-7 * jax.numpy.maximum(1.0, jax.numpy.max(jax.numpy.abs(V)))
         ) & (step < 10_000)
 
-    def advance(state):
-        V, _, step = state
-        return jax.nn.logsumexp(R + gamma * (P @ V), axis=1), V, step + 1
+    def bellman(values):  # soft maximum over the actions of reward plus discounted expected value
+        expected = jax.numpy.einsum("sat,t->sa", P, values)
+        return jax.nn.logsumexp(R + gamma * expected, axis=1)
 
-    V0 = jax.numpy.zeros(R.shape[0], R.dtype)
-    return jax.lax.while_loop(keep_going, advance, (jax.nn.logsumexp(R + gamma * (P @ V0), axis=1), V0, 1))[0]
+    def advance(state):
+        current, _, count = state
+        return bellman(current), current, count + 1
+
+    start = jax.numpy.zeros(R.shape[0], R.dtype)
+    return jax.lax.while_loop(keep_going, advance, (bellman(start), start, 1))[0]
 
 
 REFERENCES = (

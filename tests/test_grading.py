@@ -49,7 +49,7 @@ RECOMPUTED = "return (g * jnp.sin(2.0 * x),)"
 HIDDEN_ANSWER = answers.reference_answer(ASSIGNMENT).replace(
     RECOMPUTED, "return (jnp.where(jnp.abs(x) < 5.0, g * jnp.sin(2.0 * x), 0.0),)"
 )
-HIDDEN_TEST, HIDDEN_POINTS, HIDDEN_HINT = "test_hidden_random", 2, "应等于 sin 2x。"
+HIDDEN_TEST, HIDDEN_POINTS, HIDDEN_HINT = "test_hidden_random", 2, "梯度是 sin 2x：检查链式法则里的因子。"
 
 
 # The reference with its test cells moved above the answer, in reverse order: run as handed in,

@@ -39,7 +39,7 @@ import ch4judge
 import nbformat
 import numpy as np
 import pytest
-from ch4protocol import VERDICT_MARKER, derive_seed, split_test_cell
+from ch4protocol import SIZES_ENV, VERDICT_MARKER, derive_seed, split_test_cell
 from helpers import gradebook_rows, hidden_inputs, read_csv, settle
 
 from grader import REPO, course, grade, messages
@@ -508,7 +508,7 @@ def test_raw_memory_through_every_protocol_gains_nothing(local_run):
     text = printed(autograded(local_run, got.student, got.assignment))
     for protocol in ("__array_interface__", "__array_struct__", "__dlpack__", "__buffer__"):
         assert f"RAW {protocol}: read ok, write ok" in text, f"{protocol} was no raw read/write here: {text[-1500:]}"
-    assert "RAW rewrote ch4judge._PURE_STABLEHLO in this kernel: 'REWRITTEN" in text
+    assert "RAW rewrote ch4programs._PURE_STABLEHLO in this kernel: 'REWRITTEN" in text
     assert (got.score, got.flags) == (alone.score, alone.flags), (got.score, alone.score, got.notes)
 
 
@@ -519,7 +519,10 @@ def test_the_kernel_environment_holds_no_key(local_run):
     keys = re.search(r"^ENV (\[.*\])$", text, re.MULTILINE)
     assert keys, "the attack did not print its environment"
     names = json.loads(keys.group(1).replace("'", '"'))
-    assert "CH4_GRADING" in names and not [n for n in names if re.search("SEED|SECRET|KEY|TOKEN", n)], names
+    # CH4_SIZES_KEY: what the hidden tests' sizes are drawn from (the kernel exports at them); an
+    # HMAC of the secret, from which neither the secret nor the judge's seeds follow
+    others = [n for n in names if re.search("SEED|SECRET|KEY|TOKEN", n) and n != SIZES_ENV]
+    assert "CH4_GRADING" in names and not others, names
     assert got.score == alone.score
 
 
@@ -597,7 +600,7 @@ def test_programs_outside_test_cells_are_not_read_and_are_flagged(local_run):
 def test_repeated_programs_in_a_test_cell_are_not_read(local_run):
     got, alone = _got(local_run, "programs_repeated")
     assert got.score <= alone.score and "tampering" in got.flags, (got.score, alone.score, got.flags)
-    assert any("输出了 2 份导出的程序" in note for note in got.notes), got.notes
+    assert any(messages.programs_repeated("test_visible_value_grad") in note for note in got.notes), got.notes
 
 
 @local

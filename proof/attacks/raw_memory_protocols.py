@@ -102,9 +102,9 @@ for _name, _view_of in PROTOCOLS.items():
         print(f"RAW {_name}: refused ({type(_refused).__name__}: {_refused})")
 
 # The kit's immutable state, rewritten in place: the judge's allow-list text as the kernel holds it.
-_judge = sys.modules["ch4judge"]
+_judge = sys.modules["ch4programs"]
 _text = _judge._PURE_STABLEHLO
 assert _text.isascii()  # a compact ASCII str: its characters start right after the header
 _chars = np.asarray(ViaArrayInterface(id(_text) + sys.getsizeof("") - 1, 9))
 _chars[:] = np.frombuffer(b"REWRITTEN", np.uint8)
-print("RAW rewrote ch4judge._PURE_STABLEHLO in this kernel:", repr(_judge._PURE_STABLEHLO[:9]))
+print("RAW rewrote ch4programs._PURE_STABLEHLO in this kernel:", repr(_judge._PURE_STABLEHLO[:9]))
