@@ -44,7 +44,7 @@ PREREQUISITES = {
 INTRODUCED = {
     "4.1_modes_linearize": {"jax.jvp", "jax.vjp"},
     "4.1b_linearize_costs": {"jax.linearize", "jax.linear_transpose", "lax.lgamma"},
-    "4.2_jvp": {"jax.jacfwd", "lax.stop_gradient"},
+    "4.2_jvp": {"jax.jacfwd", "lax.stop_gradient", "lax.map", "jax.pure_callback"},
     "4.3_vjp": {"jax.jacrev", "jax.core.Tracer"},
     "4.4_higher_order": {"jax.hessian"},
     "4.5_jacobians_hessians": set(),

@@ -1,6 +1,6 @@
 """Violates: must work under jax.jit (issue #35); the JVPs are right, but the decompression converts the traced result with np.asarray and reads it back in NumPy."""
 # hint: test_jacobian_penta: 函数要能在 jax.jit 下运行，colored_jacobian_banded(f_penta(v) + J v, x, 2) 却在 jax.jit 下导出失败
-# hint: test_jacobian_tridiag: TracerArrayConversionError
+# hint: test_jacobian_tridiag: 却在 jax.jit 下导出失败：对追踪中的数组（比如 JVP 的结果）只能用 jnp 运算
 # hint: test_jvp_count: TracerArrayConversionError
 # hint: test_too_few_colors: TracerArrayConversionError
 # hint: test_hidden_penta_random: 导出 colored_jacobian_banded(f_penta(v) + J v, x, 2) 时出错

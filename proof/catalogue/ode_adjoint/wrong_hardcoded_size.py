@@ -1,4 +1,5 @@
 """Violates: must work for any d; the W-gradient accumulator is built for the visible d = 5."""
+# visible-exempt: right at the dimension the visible tests use (d = 5, fixed and public); only a dimension drawn at grading (6 or 7) shows the accumulator built for d = 5
 
 N_STEPS = 100
 T_END = 1.0
