@@ -199,11 +199,10 @@ def _host(args, avals):
     def as_taken(a, aval):
         if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer):
             a = np.asarray(a)
-        given = getattr(a, "dtype", None) or np.asarray(a).dtype
-        for kind in (np.floating, np.complexfloating):
-            if np.issubdtype(given, kind) and np.issubdtype(aval.dtype, kind) and given != aval.dtype:
-                return jax.numpy.asarray(a, aval.dtype) if isinstance(a, jax.core.Tracer) else np.asarray(a, aval.dtype)
-        return a
+        given, taken = np.dtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype), np.dtype(aval.dtype)
+        if given == taken or given.kind not in "fc" or given.kind != taken.kind:  # floats to floats only
+            return a
+        return jax.numpy.asarray(a, taken) if isinstance(a, jax.core.Tracer) else np.asarray(a, taken)
 
     return jax.tree_util.tree_unflatten(tree, [as_taken(a, v) for a, v in zip(leaves, avals, strict=True)])
 

@@ -28,6 +28,12 @@ def rk4_solve(z0, W, steps=100, t_end=1.0):
     return z
 
 
+def _tanh_vjp(W, y, c):
+    """The VJP of (y, W) ↦ tanh(W y) with cotangent c: (Wᵀ s, s yᵀ), s = c ⊙ sech²(W y)."""
+    s = c * (1.0 - np.tanh(W @ y) ** 2)
+    return W.T @ s, np.outer(s, y)
+
+
 def rk4_vjp(z0, W, g, steps=100, t_end=1.0):
     """The VJP of the `steps`-step RK4 solver at (z0, W) with cotangent g, in float64: reverse mode
     through each step (what differentiating the unrolled solver gives, exactly)."""
@@ -36,10 +42,6 @@ def rk4_vjp(z0, W, g, steps=100, t_end=1.0):
     for _ in range(steps):
         zs.append(rk4_step(zs[-1], W, h))
 
-    def pull(y, c):  # the VJP of y ↦ tanh(W y): (Wᵀ s, s yᵀ) with s = c ⊙ sech²(W y)
-        s = c * (1.0 - np.tanh(W @ y) ** 2)
-        return W.T @ s, np.outer(s, y)
-
     dz, dW = np.asarray(g, np.float64).copy(), np.zeros_like(W)
     for z in reversed(zs[:-1]):
         k1 = np.tanh(W @ z)
@@ -47,13 +49,13 @@ def rk4_vjp(z0, W, g, steps=100, t_end=1.0):
         k3 = np.tanh(W @ (z + h / 2 * k2))
         dk1, dk2, dk3, dk4 = h / 6 * dz, h / 3 * dz, h / 3 * dz, h / 6 * dz
         new = dz.copy()
-        dy, dWi = pull(z + h * k3, dk4)
+        dy, dWi = _tanh_vjp(W, z + h * k3, dk4)
         new, dk3, dW = new + dy, dk3 + h * dy, dW + dWi
-        dy, dWi = pull(z + h / 2 * k2, dk3)
+        dy, dWi = _tanh_vjp(W, z + h / 2 * k2, dk3)
         new, dk2, dW = new + dy, dk2 + h / 2 * dy, dW + dWi
-        dy, dWi = pull(z + h / 2 * k1, dk2)
+        dy, dWi = _tanh_vjp(W, z + h / 2 * k1, dk2)
         new, dk1, dW = new + dy, dk1 + h / 2 * dy, dW + dWi
-        dy, dWi = pull(z, dk1)
+        dy, dWi = _tanh_vjp(W, z, dk1)
         dz, dW = new + dy, dW + dWi
     return dz, dW
 
@@ -66,9 +68,7 @@ def rk4_adjoint_vjp(z0, W, g, steps=100, t_end=1.0):
     W, h = np.asarray(W, np.float64), t_end / steps
 
     def slope(z, a, W_bar):  # (dz/ds, da/ds, dW̄/ds) = (-f, aᵀ∂f/∂z, aᵀ∂f/∂W)
-        u = W @ z
-        s = a * (1.0 - np.tanh(u) ** 2)
-        return -np.tanh(u), W.T @ s, np.outer(s, z)
+        return (-np.tanh(W @ z), *_tanh_vjp(W, z, a))
 
     y = (rk4_solve(z0, W, steps, t_end), np.asarray(g, np.float64).copy(), np.zeros_like(W))
     for _ in range(steps):
