@@ -88,7 +88,8 @@ def check_work_ratio(backward: float, function: float, what: str, reveal: bool =
             f"{what}的反向过程做的计算超过函数本身的 40 倍{measured}："
             "反向模式的梯度只要函数本身的几倍计算（4.1）；"
             "对每个输入分量各做一次前向模式或有限差分（哪怕用 vmap 或 lax.map 并起来），"
-            "计算量就是分量个数乘以整个函数。"
+            "计算量就是分量个数乘以整个函数；反向过程里的 while_loop 若停止条件在 float32 的舍入误差下达不到，"
+            "也会一直跑到次数上限。"
         )
 
 

@@ -1,4 +1,4 @@
-"""Method: jax.custom_vjp whose bwd hands the adjoint system to lax.custom_linear_solve, matrix-free: the matvec is u ↦ u - (∂T/∂V)ᵀu by jax.vjp, the solver the iteration u ← g + (∂T/∂V)ᵀu in a while_loop."""
+"""Method: jax.custom_vjp whose bwd hands the adjoint system to lax.custom_linear_solve, matrix-free: the matvec is u ↦ u - (∂T/∂V)ᵀu by jax.vjp, the solver Richardson's iteration u ← u + (g - matvec(u)) in a while_loop, stopped on a residual above float32's rounding."""
 
 
 def _bellman(V, R, P, gamma):
@@ -32,8 +32,20 @@ def _bwd(res, g):
     def matvec(u):
         return u - pull_V(u)[0]
 
-    def richardson(matvec, b):  # u ← u + (b - matvec(u)) 即 u ← b + (∂T/∂V)ᵀ u
-        return _until_still(lambda u: u + b - matvec(u), b)
+    def richardson(matvec, b):
+        """u ← u + r，r = b - matvec(u) 即 b + (∂T/∂V)ᵀu - u，直到 max|r| ≤ 4e-7·max(1, max|u|)。
+        r 里 u 和 matvec(u) 相减，带着 float32 约 1e-7·|u| 的舍入误差：阈值要比它大几倍，否则永远停不下来。"""
+
+        def keep_going(state):
+            u, r, k = state
+            return (jnp.max(jnp.abs(r)) > 4e-7 * jnp.maximum(1.0, jnp.max(jnp.abs(u)))) & (k < 20_000)
+
+        def step(state):
+            u, r, k = state
+            u = u + r
+            return u, b - matvec(u), k + 1
+
+        return lax.while_loop(keep_going, step, (b, b - matvec(b), 1))[0]
 
     v = lax.custom_linear_solve(matvec, g, richardson)
     return jax.vjp(lambda R, P, gamma: _bellman(V, R, P, gamma), R, P, gamma)[1](v)
