@@ -22,6 +22,8 @@ it hands out is data, and a program that passes the verdicts is a correct answer
 from __future__ import annotations
 
 import base64
+import contextlib
+import dataclasses
 import html
 import linecache
 import os
@@ -80,9 +82,42 @@ def _serialized(fun, specs, vjp: bool = False) -> bytes:
     from jax import export as jax_export
     from jax._src import config
 
-    with config.include_full_tracebacks_in_locations(False), config.traceback_in_locations_limit(0):
+    with config.include_full_tracebacks_in_locations(False), config.traceback_in_locations_limit(0), _debug_prints_left_out():
         exported = jax_export.export(jax.jit(fun), platforms=["cpu"])(*specs)
-    return bytes(exported.serialize(vjp_order=1 if vjp else 0))
+        return bytes(_without_debug_prints(exported).serialize(vjp_order=1 if vjp else 0))
+
+
+@contextlib.contextmanager
+def _debug_prints_left_out():
+    """``jax.debug.print`` and ``jax.debug.callback`` lowered to nothing while a program is exported:
+    a program cannot carry a host callback, and a student who debugs with them must not lose the
+    test for it; what the program computes is the same. Their own rules come back afterwards, so the
+    student's own calls still print."""
+    from jax._src import debugging
+    from jax.interpreters import mlir
+
+    rules = {debugging.debug_callback_p: debugging.debug_callback_lowering,
+             debugging.debug_print_p: debugging.debug_print_lowering_rule}  # fmt: skip
+    for primitive in rules:
+        mlir.register_lowering(primitive, lambda ctx, *args, **params: [], platform="cpu")
+    try:
+        yield
+    finally:
+        for primitive, rule in rules.items():
+            mlir.register_lowering(primitive, rule, platform="cpu")
+
+
+def _without_debug_prints(exported):
+    """The exported program, and its derivative when it is made, without the debug prints' effect
+    (their lowering is nothing under _debug_prints_left_out; the effect alone cannot be serialized)."""
+    from jax._src import debugging
+
+    get_vjp = exported._get_vjp
+    return dataclasses.replace(
+        exported,
+        unordered_effects=tuple(e for e in exported.unordered_effects if not isinstance(e, debugging.DebugEffect)),
+        _get_vjp=None if get_vjp is None else lambda primal: _without_debug_prints(get_vjp(primal)),
+    )
 
 
 class _Exports:

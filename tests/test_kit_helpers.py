@@ -303,6 +303,40 @@ def test_jax_export_itself_refuses_host_callbacks():
         jax_export.export(jax.jit(calls_back), platforms=["cpu"], disabled_checks=unchecked)(f32(4))
 
 
+def test_debug_prints_are_left_out_of_a_program_and_still_print_in_the_kernel(capfd):
+    """A student who debugs with jax.debug.print (in a custom rule, under vmap, with its derivative)
+    loses nothing: the program computes the same and holds no callback; the same function, called
+    by the student afterwards, still prints."""
+
+    @jax.custom_vjp
+    def noisy(x):
+        jax.debug.print("值 {v}", v=jnp.sum(x))
+        return jnp.sum(jnp.sin(x) ** 2)
+
+    def rule(x):
+        jax.debug.print("前向 {m}", m=jnp.max(x))
+        return noisy(x), x
+
+    def back(x, g):
+        jax.debug.callback(lambda v: print("反向", v), jnp.min(x))
+        return (g * jnp.sin(2.0 * x),)
+
+    noisy.defvjp(rule, back)
+    program = load(export(noisy, f32(7), vjp=True))
+    assert CALLBACK not in program.exported.mlir_module() and not program.exported.unordered_effects
+    np.testing.assert_allclose(program(X), np.sum(np.sin(X.astype(np.float64)) ** 2), rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(program)(X), np.sin(2.0 * X.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    split = ch4judge.Split(*(load(p) for p in export_split(noisy, f32(7))))
+    np.testing.assert_allclose(split.vjp((X,), np.float32(2.0))[1][0], 2.0 * np.sin(2.0 * X), rtol=1e-5, atol=1e-6)
+    batched = load(export(jax.vmap(jax.grad(noisy)), f32(3, 7)))
+    np.testing.assert_allclose(batched(np.stack([X] * 3)), np.stack([np.sin(2.0 * X)] * 3), rtol=1e-5, atol=1e-6)
+    capfd.readouterr()
+    jax.block_until_ready(jax.jit(jax.grad(noisy))(X))
+    jax.effects_barrier()
+    printed = capfd.readouterr().out
+    assert "前向" in printed and "反向" in printed, printed
+
+
 @pytest.mark.parametrize("forged", FORGED, ids=list(FORGED))
 def test_load_refuses_a_program_outside_the_policy(forged):
     make, reason = FORGED[forged]
