@@ -82,7 +82,11 @@ def _serialized(fun, specs, vjp: bool = False) -> bytes:
     from jax import export as jax_export
     from jax._src import config
 
-    with config.include_full_tracebacks_in_locations(False), config.traceback_in_locations_limit(0), _debug_prints_left_out():
+    with (
+        config.include_full_tracebacks_in_locations(False),
+        config.traceback_in_locations_limit(0),
+        _debug_prints_left_out(),
+    ):
         exported = jax_export.export(jax.jit(fun), platforms=["cpu"])(*specs)
         return bytes(_without_debug_prints(exported).serialize(vjp_order=1 if vjp else 0))
 

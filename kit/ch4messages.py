@@ -86,7 +86,8 @@ def error_text(err: BaseException) -> str:
 
 NO_PROGRAM = "没有收到这个测试要的程序：测试单元格没有运行到导出这一步（前面的单元格出错或超时了吗？）。"
 EXPORT_HINT = (
-    "函数要能用 jax.jit 追踪：不要把数组转成 Python 数，也不要在函数里用 pure_callback 之类的回调（jax.debug.print 可以留着）。"
+    "函数要能用 jax.jit 追踪：不要把数组转成 Python 数，"
+    "也不要在函数里用 pure_callback 之类的回调（jax.debug.print 可以留着）。"
 )
 
 
