@@ -53,12 +53,14 @@ TITLES = {
     },
     "residuals": {
         "test_visible_value_grad": N_(
-            "values and gradients at fixed inputs, VJPs with cotangents other than 1, vmap(grad)"
+            "values (under differentiation and called plainly) and gradients at fixed inputs, VJPs, vmap(grad)"
         ),
         "test_visible_residuals": N_(
             "each variant keeps exactly the numbers it names, in any layout, and its backward pass uses them"
         ),
-        "test_hidden_random": N_("values and gradients on random inputs of a drawn length"),
+        "test_hidden_random": N_(
+            "values and gradients on random inputs of a drawn length, and the plain calls' values"
+        ),
         "test_hidden_cotangent": N_("a VJP with a random cotangent, and vmap(grad)"),
         "test_hidden_residuals": N_("on random inputs: exactly the kept numbers, and the backward pass uses them"),
     },
@@ -67,7 +69,9 @@ TITLES = {
         "test_visible_zero": N_(
             "value, gradient, JVP and jacfwd at zero; a batch with zero and sparse rows under vmap"
         ),
-        "test_visible_check_grads": N_("check_grads at nonzero points, a VJP with cotangent -2.5 and a scaled JVP"),
+        "test_visible_check_grads": N_(
+            "check_grads at nonzero points, a VJP with cotangent -2.5, a scaled JVP and a vector of length 1"
+        ),
         "test_hidden_random": N_("at a drawn length: value, VJP, JVP, jacfwd, every scale and check_grads"),
         "test_hidden_zero": N_(
             "the zero vector at a drawn length; a batch of zero, sparse, tiny and huge rows under vmap"
@@ -89,8 +93,10 @@ TITLES = {
         ),
         "test_visible_jit_vmap": N_("the same points under jax.jit(jax.vmap(...)): values and gradients"),
         "test_visible_cotangent": N_("the VJP is g·σ(x) for cotangents other than 1, zero included"),
-        "test_hidden_forward": N_("values under differentiation on random inputs of a drawn length"),
-        "test_hidden_gradient": N_("the gradient over the whole range"),
+        "test_hidden_forward": N_(
+            "values under differentiation and called one number at a time, on random inputs of a drawn length"
+        ),
+        "test_hidden_gradient": N_("the gradient over the whole range, batched and one number at a time"),
         "test_hidden_cotangent": N_("the VJP for random cotangents, zero included"),
     },
     "stop_gradient": {

@@ -1,5 +1,4 @@
 """Violates: both functions compute f(x) = Σ sin²xᵢ: the forward rules (what jax.vjp runs) are right, but the bodies, what a plain call sin2_save(x) / sin2_recompute(x) runs, return Σ sin xᵢ (the square forgotten)."""
-# visible-exempt: every visible test differentiates (fixed and public); the hidden random-input test also calls both functions plainly
 
 
 @jax.custom_vjp

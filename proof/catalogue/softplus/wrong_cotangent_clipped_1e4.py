@@ -1,5 +1,4 @@
 """Violates: the VJP must be g·σ(x) for every cotangent g; the backward rule clips the cotangent to [-1e4, 1e4] ("production" gradient clipping), so |g| > 1e4 gives the wrong VJP."""
-# visible-exempt: right at every cotangent the visible tests use (fixed and public, at most 4 in size); the hidden cotangents span twelve decades, up to 1e6
 
 
 @jax.custom_vjp

@@ -1,5 +1,4 @@
-"""Violates: the VJP must be g * sigma(x) for every cotangent; the backward rule returns 0 whenever |g| > 8 (visible cotangents are at most 4 in size)."""
-# visible-exempt: right at every cotangent the visible tests use (fixed and public); only the cotangents drawn at grading, over six decades, reach the sizes where it drops g
+"""Violates: the VJP must be g * sigma(x) for every cotangent; the backward rule returns 0 whenever |g| > 8."""
 
 
 @jax.custom_vjp

@@ -1,5 +1,4 @@
 """Violates: gradient σ(x) on the whole interval: unless softplus_prod itself receives a batch tracer (jax.vmap(softplus_prod)), e.g. jax.grad(softplus_prod)(8.0) or under lax.map, its backward rule takes σ(x) = 1 for x > 6 (off by about e^(−x): 2.5e-3 at x = 6, beyond the tolerance up to x ≈ 13); on a batch tracer it uses σ(x) itself."""
-# visible-exempt: the non-batch path is called by the visible tests (scalar and vmap(grad)) at 11 fixed points, none in (6, 13); the hidden gradient test differentiates one number at a time (lax.map) over [-40, 40]
 
 from jax._src.interpreters.batching import BatchTracer
 

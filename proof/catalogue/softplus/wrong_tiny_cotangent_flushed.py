@@ -1,5 +1,4 @@
 """Violates: the VJP must be g·σ(x) for every cotangent g; the backward rule flushes cotangents with |g| < 1e-4 to 0, so e.g. g = 5e-5 at x = 0 gives 0 instead of 2.5e-5."""
-# visible-exempt: right at every cotangent the visible tests use (fixed and public, at least 0.25 in size or 0); the hidden cotangents span twelve decades, down to 1e-6
 
 
 @jax.custom_vjp
