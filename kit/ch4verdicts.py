@@ -19,8 +19,6 @@ names or supplies besides (docs/methods.md has the table):
 A hidden test passes ``reveal=False``: its messages name no number (kit/ch4messages.py, ``Hidden``).
 """
 
-import functools
-
 import ch4dataflow
 import jax
 import numpy as np
@@ -314,15 +312,12 @@ def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> No
     exported ``jax.jvp``. A hidden test names the mode that disagreed, not the numbers."""
     from jax.test_util import check_grads, check_jvp
 
-    where = f"{where} " if where else ""
-    # Compared in x's precision: an answer that returns float64 from float32 inputs is held to
-    # float32 finite differences, not to float64's tolerances.
-    same = functools.partial(_as_dtype, np.asarray(x).dtype)
-    in_x = lambda v: same(f(v))  # noqa: E731
-    in_x_jvp = lambda xs, ts: same(tuple(f_jvp(*xs, *ts)))  # noqa: E731
+    where, dtype = (f"{where} " if where else ""), np.asarray(x).dtype
+    # In x's precision: an answer that returns float64 from float32 inputs meets float32's differences.
+    same = lambda tree: jax.tree_util.tree_map(lambda v: v if v.dtype == dtype else v.astype(dtype), tree)  # noqa: E731
     for mode, run in (
-        ("rev", lambda: check_grads(in_x, (x,), order=1, modes=["rev"], eps=1e-3)),
-        ("fwd", lambda: check_jvp(in_x, in_x_jvp, (x,), eps=1e-3)),
+        ("rev", lambda: check_grads(lambda v: same(f(v)), (x,), order=1, modes=["rev"], eps=1e-3)),
+        ("fwd", lambda: check_jvp(lambda v: same(f(v)), lambda xs, ts: same(tuple(f_jvp(*xs, *ts))), (x,), eps=1e-3)),
     ):
         doing = f"{where}check_grads（{mode}）"
         try:
@@ -336,10 +331,6 @@ def check_grads_fwd_rev(f, f_jvp, x, where: str = "", reveal: bool = True) -> No
             raise AssertionError(f"{where}check_grads（fwd+rev）未通过：{text}") from None
 
 
-def _as_dtype(dtype, tree):
-    return jax.tree_util.tree_map(lambda v: v if np.dtype(v.dtype) == dtype else v.astype(dtype), tree)
-
-
 def as_function(split):
     """The graded call as a function JAX differentiates in reverse mode by its own backward pass
     (``jax.grad``, ``check_grads``): the value from the forward program, the VJP from the backward."""
@@ -348,13 +339,7 @@ def as_function(split):
     def call(*args):
         return split.value(*args)
 
-    def forward(*args):
-        return split.fwd(*args)
-
-    def backward(residuals, cotangent):
-        return tuple(split.bwd(residuals, cotangent))
-
-    call.defvjp(forward, backward)
+    call.defvjp(lambda *args: split.fwd(*args), lambda residuals, cotangent: tuple(split.bwd(residuals, cotangent)))
     return call
 
 

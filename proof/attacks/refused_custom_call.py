@@ -1,7 +1,8 @@
-"""Attack: hand-made artifacts that call out of the program. For test_visible_value_grad every
+"""Attack: hand-made artifacts that call out of the program. For test_visible_residuals every
 program is a function with a `custom_call` to the CPU Python-callback target, exported with
-that safety check disabled (`DisabledSafetyCheck.custom_call`); for test_visible_residuals the
-same program with the record of the disabled check erased, so only the target gives it away."""
+that safety check disabled (`DisabledSafetyCheck.custom_call`); for test_visible_value_grad the
+same program with the record of the disabled check erased, so only the target gives it away
+(its refusals come first in the note, which names the first few)."""
 # base: residuals reference
 # rides: reference
 # class: a custom_call outside the allow-list
@@ -23,7 +24,7 @@ def _artifact(test_id: str) -> bytes:
     spec = jax.ShapeDtypeStruct((64,), jnp.float32)  # noqa: F821
     disabled = [_jax_export.DisabledSafetyCheck.custom_call(_CALLBACK)]
     exported = _jax_export.export(jax.jit(_calls_out), platforms=["cpu"], disabled_checks=disabled)(spec)  # noqa: F821
-    if test_id == "test_visible_residuals":
+    if test_id == "test_visible_value_grad":
         exported = dataclasses.replace(exported, disabled_safety_checks=())
     return bytes(exported.serialize())
 
