@@ -140,26 +140,28 @@ def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what:
 # Rotations of ω ≈ 25 at 20 to 40 steps: the adjoint's VJP and the unrolled solver's differ by 1e-2
 # to 0.16 (relative), float32's rounding of the adjoint is 1.4e-6 (measured on 40 draws).
 SCHEME_OMEGA, SCHEME_TOLERANCE = 25.0, 1e-4
+SCHEME_MESSAGES = {  # what an answer is told whose VJP is the other scheme's
+    True: "不是题目规定的伴随法算出的：在步长较大的输入上，对增广状态 (z, a, W̄) 从 z(T) 倒着走 N_STEPS 步 RK4 的结果"
+    "与“对前向的每一步反向求导”明显不同（伴随法有它自己的截断误差），而这里的结果不是前者。"
+    "保存或重算前向轨迹再逐步求导、用别的积分格式或别的步数倒着积分，都不是这个做法。",
+    False: "不是对 N_STEPS 步 RK4 逐步反向求导的结果：在步长较大的输入上，连续伴随法有它自己的截断误差，与“直接对"
+    "展开的求解器求导”明显不同，而 odeint_unrolled 要的是后者：它的求导交给 JAX 自动微分，不能借用 odeint_adjoint。",
+}
 
 
-def check_adjoint_scheme(split, steps: int, d: int, rng, what: str) -> None:
-    """The backward pass is the statement's: RK4 on (z, a, W̄) back from z(T), `steps` steps. On
-    fast inputs its VJP differs from backpropagating through the forward steps (saved, recomputed
-    or checkpointed, in any buffer) by far more than rounding: that is what the answer must give."""
+def check_adjoint_scheme(split, steps: int, d: int, rng, what: str, adjoint: bool = True) -> None:
+    """The VJP is the one asked for: RK4 on (z, a, W̄) back from z(T), `steps` steps (`adjoint`), else
+    reverse mode through each forward step. On fast inputs they differ by far more than rounding."""
     z0, W = fast_rotations(rng, d, SCHEME_OMEGA)
     g = rng.normal(size=d).astype(np.float32)
-    want = np.concatenate([v.ravel() for v in rk4_adjoint_vjp(z0, W, g, steps)])
-    unrolled = np.concatenate([v.ravel() for v in rk4_vjp(z0, W, g, steps)])
-    if np.linalg.norm(unrolled - want) < 20 * SCHEME_TOLERANCE * np.linalg.norm(want):
+    schemes = [np.concatenate([v.ravel() for v in f(z0, W, g, steps)]) for f in (rk4_adjoint_vjp, rk4_vjp)]
+    want, other = schemes if adjoint else schemes[::-1]
+    if np.linalg.norm(other - want) < 20 * SCHEME_TOLERANCE * np.linalg.norm(want):
         raise RuntimeError("course bug: inputs that do not tell the adjoint from the unrolled solver")
     _, cotangents = attempt(lambda: split.vjp((z0, W), g), f"{what}在另一组输入上做 jax.vjp")
     got = np.concatenate([np.asarray(v, np.float64).ravel() for v in cotangents])
     if got.shape != want.shape or not np.linalg.norm(got - want) < SCHEME_TOLERANCE * np.linalg.norm(want):
-        raise AssertionError(
-            f"{what}的 VJP 不是题目规定的伴随法算出的：在步长较大的输入上，对增广状态 (z, a, W̄) 从 z(T) 倒着走 "
-            "N_STEPS 步 RK4 的结果与“对前向的每一步反向求导”明显不同（伴随法有它自己的截断误差），"
-            "而这里的结果不是前者。保存或重算前向轨迹再逐步求导、用别的积分格式或别的步数倒着积分，都不是这个做法。"
-        )
+        raise AssertionError(f"{what}的 VJP {SCHEME_MESSAGES[adjoint]}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,8 +442,8 @@ def check_implicit_method(split, states: int, actions: int, args, cotangent, wha
 
 
 HELPERS = (
-    *REFERENCES, solution, check_adjoint_method, check_sin2_rules, check_scales, check_grads_fwd_rev, as_function,
-    check_jvp_count, check_soft_values, check_soft_values_vjp, implicit_n, check_implicit_method,
+    *REFERENCES, solution, check_adjoint_method, check_adjoint_scheme, check_sin2_rules, check_scales, as_function,
+    check_grads_fwd_rev, check_jvp_count, check_soft_values, check_soft_values_vjp, implicit_n, check_implicit_method,
 )  # fmt: skip
 # What a test body may name from here (ch4judge.VERDICT_HELPERS): the helpers, and the hint they share.
 NAMES = {**{f.__name__: f for f in HELPERS}, "LINEAR_RULE": LINEAR_RULE}
