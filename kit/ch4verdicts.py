@@ -281,19 +281,20 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
 LINEAR_RULE = (
     "切向量规则必须对 t 线性，JAX 才能转置它；函数也要能在 jax.jit 下追踪（不能用 Python 的 if 判断数组的值）。"
 )
-# Where ‖x‖² is a normal float32 (1.2e-38 to 3.4e38): a unit vector scaled by 1e-17 ... 1e17.
-SCALES = tuple(10.0**k for k in range(-17, 18, 2))
+# Where ‖x‖² is a normal float32 (1.2e-38 to 3.4e38): a unit vector scaled by 1e-17, 1e-16, ... 1e17.
+SCALES = tuple(10.0**k for k in range(-17, 18))
 
 
-def check_scales(split, jvp, x, what: str, reveal: bool = True) -> None:
+def check_scales(split, jvp, x, what: str, reveal: bool = True, rng=None) -> None:
     """The gradient of ‖x‖ is x/‖x‖ at every scale where ‖x‖² is a normal float32, and so is the
     JVP along t, xᵀt/‖x‖: an ε added to the norm, or small vectors treated as zero, change it at
     small scales; a norm that overflows changes it at large ones. `x`: entries of similar size.
-    `split` is the graded call (``export_split``), `jvp` its forward mode (``export_jvp``)."""
+    `split` is the graded call (``export_split``), `jvp` its forward mode (``export_jvp``). With
+    `rng`, one scale drawn in each decade from 1e-17 to 1e17 instead of SCALES (a decade skipped fails)."""
     x64 = np.asarray(x, np.float64)
     unit = x64 / np.linalg.norm(x64)
     t = np.asarray(np.sign(x64) * 0.5 + 0.25, np.float32)
-    for scale in SCALES:
+    for scale in SCALES if rng is None else 10.0 ** (np.arange(-17, 17) + rng.uniform(0.0, 1.0, 34)):
         point = (unit * scale).astype(np.float32)
         where = f"x 的大小为 {scale:.0e} 时" if reveal else "x 很大或很小时"
         _, (grad,) = attempt(
