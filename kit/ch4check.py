@@ -200,7 +200,15 @@ def export_split(f, *specs) -> tuple[bytes, bytes]:
 
         first = _serialized(forward, specs)
         kept, out = made["shapes"]
-        _Exports.made[key] = (first, _serialized(backward, (tuple(kept), out)))
+        # An answer may compute in float64 inside `with jax.enable_x64(True):`, so its residuals are
+        # 64-bit while x64 is off here: the backward pass is traced with x64 on, or its inputs would
+        # be narrowed to 32 bits (in the student's own kernel the same pullback runs on the arrays).
+        wide = any(
+            np.dtype(v.dtype).itemsize == 8 and np.dtype(v.dtype).kind in "fciu"
+            for v in jax.tree_util.tree_leaves((kept, out))
+        )
+        with jax.enable_x64(True) if wide else contextlib.nullcontext():
+            _Exports.made[key] = (first, _serialized(backward, (tuple(kept), out)))
     return _Exports.made[key]
 
 
