@@ -202,7 +202,10 @@ def export_split(f, *specs) -> tuple[bytes, bytes]:
         kept, out = made["shapes"]
         # An answer may compute in float64 inside `with jax.enable_x64(True):`, so its residuals are
         # 64-bit while x64 is off here: the backward pass is traced with x64 on, or its inputs would
-        # be narrowed to 32 bits (in the student's own kernel the same pullback runs on the arrays).
+        # be narrowed to 32 bits (the student's own kernel runs the pullback eagerly on the float64
+        # arrays, or in one trace with the forward pass). A rule can read the flag and tell this
+        # trace apart, as any answer can tell grading apart (docs/methods.md): what is graded is
+        # the program this trace exports, and the student's visible tests export it the same way.
         wide = any(
             np.dtype(v.dtype).itemsize == 8 and np.dtype(v.dtype).kind in "fciu"
             for v in jax.tree_util.tree_leaves((kept, out))
