@@ -206,10 +206,7 @@ def export_split(f, *specs) -> tuple[bytes, bytes]:
         # arrays, or in one trace with the forward pass). A rule can read the flag and tell this
         # trace apart, as any answer can tell grading apart (docs/methods.md): what is graded is
         # the program this trace exports, and the student's visible tests export it the same way.
-        wide = any(
-            np.dtype(v.dtype).itemsize == 8 and np.dtype(v.dtype).kind in "fciu"
-            for v in jax.tree_util.tree_leaves((kept, out))
-        )
+        wide = any(jax.dtypes.canonicalize_dtype(v.dtype) != v.dtype for v in jax.tree_util.tree_leaves((kept, out)))
         with jax.enable_x64(True) if wide else contextlib.nullcontext():
             _Exports.made[key] = (first, _serialized(backward, (tuple(kept), out)))
     return _Exports.made[key]
