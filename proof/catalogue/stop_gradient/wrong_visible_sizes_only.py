@@ -1,5 +1,4 @@
 """Violates: d(result)/dx = 0 at every length: x is stopped only for the short vectors the visible tests use (n ≤ 4); longer ones go through plain jax.grad without stop_gradient."""
-# visible-exempt: right at every length the visible tests use (3 and 4, fixed and public); only a length drawn at grading shows the missing stop_gradient
 
 
 def grad_through_stop(x, w):
