@@ -78,11 +78,14 @@ def export(fun, *specs, vjp: bool = False) -> bytes:
 def _serialized(fun, specs, vjp: bool = False) -> bytes:
     """The program's bytes. Source locations are left out: they would name the test cell that
     exported it, so two test cells exporting the same function would hand the judge two programs
-    to compile (and a student's file names have no business in an artifact)."""
+    to compile (and a student's file names have no business in an artifact). Traced with jit on: a
+    student debugging with ``jax.config.update("jax_disable_jit", True)`` would otherwise have every
+    ``lax.map`` and ``scan`` in the program unrolled in Python while it is traced."""
     from jax import export as jax_export
     from jax._src import config
 
     with (
+        jax.disable_jit(False),
         config.include_full_tracebacks_in_locations(False),
         config.traceback_in_locations_limit(0),
         _debug_prints_left_out(),

@@ -206,10 +206,17 @@ def soft_values_vjp64(R, P, gamma, g):
     return weights, gamma * weights[:, :, None] * V, float(np.sum(weights * (P @ V)))
 
 
-def random_mdp(rng, states: int, actions: int):
-    """(R, P) in float32: rewards N(0, 1), each P[s, a] a random distribution over the states."""
+def random_mdp(rng, states: int, actions: int, zeros: float = 0.0):
+    """(R, P) in float32: rewards N(0, 1), each P[s, a] a random distribution over the states; with
+    `zeros`, about that fraction of its entries 0 (one kept at least): the derivative of V* with
+    respect to such an entry is not 0, so a backward pass that masks P's zeros shows."""
     R = rng.normal(size=(states, actions)).astype(np.float32)
-    return R, rng.dirichlet(np.ones(states), size=(states, actions)).astype(np.float32)
+    P = rng.dirichlet(np.ones(states), size=(states, actions))
+    if zeros:
+        P = np.where(rng.uniform(size=P.shape) < zeros, 0.0, P)
+        P[..., 0] += np.sum(P, axis=-1) == 0
+        P /= np.sum(P, axis=-1, keepdims=True)
+    return R, P.astype(np.float32)
 
 
 # Of the largest entry. At γ = 0.99 float32 reaches 1.4e-5 for V* and 5e-5 for the gradient (worst
