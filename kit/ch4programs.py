@@ -279,3 +279,45 @@ def _deserialize(data: bytes) -> Program:
     except Exception as err:  # noqa: BLE001 - whatever arrived, it is not a program
         raise Refused(f"程序无法反序列化（{type(err).__name__}）") from None
     return Program(exported)
+
+
+# ---------------------------------------------------------------------------------------------
+# The numbers a forward pass keeps, found by value (kit/ch4verdicts.py, check_sin2_rules)
+
+
+def residual_numbers(leaves) -> list[np.ndarray]:
+    """Every number the residuals hold, leaf by leaf, flat (a complex number is two)."""
+    out = []
+    for leaf in leaves:
+        flat = np.asarray(leaf).reshape(-1)
+        out.append(np.concatenate([flat.real, flat.imag]) if np.iscomplexobj(flat) else flat.astype(np.float64))
+    return out
+
+
+def with_numbers(leaves, numbers) -> list:
+    """`leaves` with their numbers replaced by `numbers` (as `residual_numbers` lays them out)."""
+    out = []
+    for leaf, flat in zip(leaves, numbers, strict=True):
+        leaf = np.asarray(leaf)
+        if np.iscomplexobj(leaf):
+            half = flat.size // 2
+            flat = flat[:half] + 1j * flat[half:]
+        out.append(np.asarray(flat).astype(leaf.dtype).reshape(leaf.shape))
+    return out
+
+
+def located_numbers(numbers, targets: np.ndarray):
+    """Where each target is among the residuals' numbers, [(leaf, position)] per target, or None
+    when the numbers are not exactly the targets (each once, nothing else)."""
+    flat = np.concatenate(numbers) if numbers else np.zeros(0)
+    if flat.size != targets.size:
+        return None
+    order, where = np.argsort(targets), np.argsort(flat)
+    if not np.allclose(flat[where], targets[order], rtol=1e-5, atol=1e-6):
+        return None
+    starts = np.cumsum([0] + [part.size for part in numbers])
+    located = [None] * targets.size
+    for t, f in zip(order, where, strict=True):
+        leaf = int(np.searchsorted(starts, f, side="right") - 1)
+        located[t] = (leaf, int(f - starts[leaf]))
+    return located

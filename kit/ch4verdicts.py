@@ -23,6 +23,7 @@ import ch4dataflow
 import jax
 import numpy as np
 from ch4messages import attempt, check_close, program
+from ch4programs import located_numbers, residual_numbers, with_numbers
 from ch4references import (
     REFERENCES,
     fast_rotations,
@@ -177,48 +178,11 @@ ARITHMETIC = frozenset(
         "add subtract multiply divide negate abs constant broadcast broadcast_in_dim reshape convert "
         "transpose slice dynamic_slice concatenate gather select compare reduce dot_general dot maximum "
         "minimum clamp iota pad reverse dynamic_update_slice scatter return real imag complex"
+        " is_finite and or not xor sign floor ceil round_nearest_even round_nearest_afz case if select_and_scatter"
         " optimization_barrier"  # jax.checkpoint's identity that keeps XLA from merging recomputation
     ).split()}
     | {"func.func", "func.return", "func.call", "builtin.module", "sdy.mesh", "chlo.square"}
 )  # fmt: skip
-
-
-def _numbers(leaves) -> list[np.ndarray]:
-    """Every number the residuals hold, leaf by leaf, flat (a complex number is two)."""
-    out = []
-    for leaf in leaves:
-        flat = np.asarray(leaf).reshape(-1)
-        out.append(np.concatenate([flat.real, flat.imag]) if np.iscomplexobj(flat) else flat.astype(np.float64))
-    return out
-
-
-def _rebuilt(leaves, numbers) -> list:
-    """`leaves` with their numbers replaced by `numbers` (as `_numbers` lays them out)."""
-    out = []
-    for leaf, flat in zip(leaves, numbers, strict=True):
-        leaf = np.asarray(leaf)
-        if np.iscomplexobj(leaf):
-            half = flat.size // 2
-            flat = flat[:half] + 1j * flat[half:]
-        out.append(np.asarray(flat).astype(leaf.dtype).reshape(leaf.shape))
-    return out
-
-
-def _found(numbers, targets: np.ndarray):
-    """Where each target is among the residuals' numbers, [(leaf, position)] per target, or None
-    when the numbers are not exactly the targets (each once, nothing else)."""
-    flat = np.concatenate(numbers) if numbers else np.zeros(0)
-    if flat.size != targets.size:
-        return None
-    order, where = np.argsort(targets), np.argsort(flat)
-    if not np.allclose(flat[where], targets[order], rtol=1e-5, atol=1e-6):
-        return None
-    starts = np.cumsum([0] + [part.size for part in numbers])
-    located = [None] * targets.size
-    for t, f in zip(order, where, strict=True):
-        leaf = int(np.searchsorted(starts, f, side="right") - 1)
-        located[t] = (leaf, int(f - starts[leaf]))
-    return located
 
 
 def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
@@ -227,19 +191,25 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
     layout: separate arrays, stacked on any axis, a tuple, a dict, one complex array), then runs
     its backward pass on other values put in their places and requires what the method predicts:
     2g·S·C from (S, C), g·sin 2X from X. sin2_save's backward pass may only do arithmetic
-    (``ARITHMETIC``). `x` from ``sin2_inputs``, or a tuple of parts of one when `split` calls the
-    function once per part in one trace and stacks the results (each call then keeps its own)."""
-    parts = [np.asarray(v, np.float32) for v in (x if isinstance(x, tuple) else (x,))]
+    (``ARITHMETIC``). `x` from ``sin2_inputs``; or a tuple of parts of one when `split` calls the
+    function once per part in one trace and stacks the results, or a matrix of such rows when
+    `split` is ``jax.vmap`` of the function (then each call or row keeps its own)."""
+    several = isinstance(x, tuple) or np.ndim(x) == 2
+    parts = [np.asarray(v, np.float32) for v in (x if several else (x,))]
     sizes, x64 = [v.size for v in parts], np.concatenate(parts).astype(np.float64)
-    n, args = x64.size, ((tuple(parts),) if isinstance(x, tuple) else (parts[0],))
-    at = ("同一次追踪里调用多次时 " if isinstance(x, tuple) else f"n = {n} 时 ") if reveal else ""
+    n, args = x64.size, ((tuple(parts),) if isinstance(x, tuple) else (np.asarray(x, np.float32),))
+    at = (
+        ("同一次追踪里调用多次时 " if isinstance(x, tuple) else "vmap 下 " if several else f"n = {n} 时 ")
+        if reveal
+        else ""
+    )
     _, residuals = attempt(lambda: split.fwd(*args), f"{at}运行 {name}")
     leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(residuals)]
-    numbers = _numbers(leaves)
+    numbers = residual_numbers(leaves)
     g = (rng.choice([-1.0, 1.0], size=len(parts)) * rng.uniform(0.5, 3.0, size=len(parts))).astype(np.float32)
     g_each = np.repeat(g, sizes).astype(np.float64)  # the cotangent of the call each number belongs to
     if name == "sin2_save":
-        located = _found(numbers, np.concatenate([np.sin(x64), np.cos(x64)]))
+        located = located_numbers(numbers, np.concatenate([np.sin(x64), np.cos(x64)]))
         if located is None:
             raise AssertionError(
                 f"{at}sin2_save 保存的残差不正好是 sin x 和 cos x："
@@ -256,7 +226,7 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
                 "保存 sin x 和 cos x 就是为了反向时只做乘法，不再计算三角函数、指数、开方这类函数。"
             )
     else:
-        located = _found(numbers, x64)
+        located = located_numbers(numbers, x64)
         if located is None:
             raise AssertionError(
                 f"{at}sin2_recompute 保存的残差不正好是 x 本身：题目要求只存输入 x"
@@ -266,10 +236,10 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
         want = g_each * np.sin(2.0 * replacement.astype(np.float32).astype(np.float64))
     for value, (leaf, position) in zip(replacement, located, strict=True):
         numbers[leaf][position] = value
-    given = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(residuals), _rebuilt(leaves, numbers))
-    cotangent = g if isinstance(x, tuple) else g[0]
+    given = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(residuals), with_numbers(leaves, numbers))
+    cotangent = g if several else g[0]
     back = attempt(lambda: split.bwd(given, cotangent), f"{at}把残差{told}后运行 {name} 的反向过程")
-    got = np.concatenate([np.ravel(v) for v in back[0]]) if isinstance(x, tuple) else back[0]
+    got = np.concatenate([np.ravel(v) for v in back[0]]) if several else back[0]
     check_close(got, want, f"{at}残差{told}后 {name} 的反向过程", atol=1e-5 * np.abs(g_each), rtol=1e-5, reveal=reveal,
                 hint="反向要用它收到的残差算梯度：sin2_save 从 S、C 得到 2g·S·C，sin2_recompute 从 X 得到 g·sin 2X；"
                 "忽略某个残差、改用别的量重算，结果都会不一样。")  # fmt: skip

@@ -1,0 +1,40 @@
+"""Method: the asked custom_vjp rules; sin2_save's backward rule multiplies the saved sin x and cos x by g inside jax.lax.cond, skipping the multiplications when the cotangent is zero (a frozen branch of a model); sin2_recompute keeps x."""
+
+
+def _value(x):
+    return jnp.sum(jnp.sin(x) ** 2)
+
+
+@jax.custom_vjp
+def sin2_save(x):
+    return _value(x)
+
+
+def _save_fwd(x):
+    s, c = jnp.sin(x), jnp.cos(x)
+    return jnp.sum(s * s), (s, c)
+
+
+def _save_bwd(saved, g):
+    s, c = saved
+    grad = jax.lax.cond(g == 0, lambda: jnp.zeros_like(s), lambda: 2.0 * g * s * c)
+    return (grad,)
+
+
+sin2_save.defvjp(_save_fwd, _save_bwd)
+
+
+@jax.custom_vjp
+def sin2_recompute(x):
+    return _value(x)
+
+
+def _recompute_fwd(x):
+    return _value(x), x
+
+
+def _recompute_bwd(x, g):
+    return (g * jnp.sin(2.0 * x),)
+
+
+sin2_recompute.defvjp(_recompute_fwd, _recompute_bwd)
