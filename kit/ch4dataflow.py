@@ -29,7 +29,8 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
     J, so a program learns J only through its uses: one whose output is J and whose only
     use of J is one product with 2b+1 tangents did recover the Jacobian from 2b+1 JVPs,
     however it was made. A use inside a loop or a branch counts as another use (how often it
-    runs is not in the program's structure); J converted to another floating precision is J."""
+    runs is not in the program's structure); J converted to another real floating precision
+    (bfloat16 too) is J; made complex it is another use (complex-step differences are no JVPs)."""
     from jax._src.interpreters import mlir
 
     kept = list(exported.module_kept_var_idx)
@@ -60,10 +61,8 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
                         others.append("func.call to a function without a body here")
                     else:
                         todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
-                elif owner.name == "stablehlo.convert" and re.search(
-                    r"x(f|complex<f)\d+>$", str(owner.results[0].type)
-                ):
-                    todo.append(owner.results[0])  # J in another floating precision: its uses are J's
+                elif owner.name == "stablehlo.convert" and re.search(r"x(bf|f)\d+>$", str(owner.results[0].type)):
+                    todo.append(owner.results[0])  # J in another real precision: its uses are J's
                 elif (pushed := _tangents_pushed(owner, use.operand_number)) is None:
                     others.append(owner.name)
                 else:
