@@ -206,29 +206,25 @@ MAX_INLINED_OPERATIONS = 400_000  # a program this large once its calls are copi
 
 def _cost(op) -> int:
     """The numbers one execution of `op` handles (0 for constants and terminators)."""
+    from jax._src.lib.mlir import ir
+
     if op.name in ("func.return", "stablehlo.return", "stablehlo.constant"):
         return 0
     if op.name == "stablehlo.dot_general":
-        from jax._src.lib.mlir import ir
-
         numbers = str(op.attributes["dot_dimension_numbers"])
         found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
         shape = ir.RankedTensorType(op.operands[0].type).shape
         contracted = [int(d) for d in found.group(1).split(",") if d.strip()] if found else []
         return _elements(op.results[0]) * int(np.prod([shape[d] for d in contracted], dtype=np.int64))
     if op.name == "stablehlo.convolution":  # a product in disguise: each output number sums one kernel window
-        from jax._src.lib.mlir import ir
-
         kernel = ir.RankedTensorType(op.operands[1].type).shape
         spec = re.search(r"\]x\[([^\]]*)\]", str(op))  # the kernel's dimensions: "[0, i, o]"
         outputs = kernel[[d.strip() for d in spec.group(1).split(",")].index("o")] if spec else 1
         return _elements(op.results[0]) * int(np.prod(kernel, dtype=np.int64)) // max(1, outputs)
     if op.name == "stablehlo.custom_call":  # LAPACK on CPU (LU, triangular solves): cubic, not linear
-        from jax._src.lib.mlir import ir
-
-        shapes = [ir.RankedTensorType(v.type).shape for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
+        shapes = [ir.RankedTensorType(v.type).shape for v in op.operands if _elements(v)]
         side = max((min(s[-2:]) for s in shapes if len(s) >= 2), default=1)  # n of the n×n factorised
-        return sum(int(np.prod(s, dtype=np.int64)) for s in shapes) * side
+        return sum(_elements(v) for v in op.operands) * side
     if op.name in ("stablehlo.dynamic_update_slice", "stablehlo.scatter"):
         return sum(_elements(v) for v in op.operands[1:])  # written in place: the update, not the array
     if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather", "stablehlo.get_tuple_element"):
