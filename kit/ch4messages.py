@@ -90,6 +90,10 @@ EXPORT_HINT = (
     "也不要在函数里用 pure_callback 之类的回调（jax.debug.print 可以留着）。"
 )
 
+CALLBACK_HINT = (
+    "程序里有主机回调（jax.pure_callback、io_callback 之类），导出的程序带不走它："
+    "请只用 JAX 自己的数组运算和控制流写这个函数（jax.debug.print 可以留着）。"
+)
 
 # ---------------------------------------------------------------------------------------------
 # Messages of verdicts. They raise AssertionError themselves: a plain `assert` in this module
@@ -115,6 +119,8 @@ def program(programs, name: str, doing: str, hint: str):
     """``programs[name]``; when its export failed, the failure says what the test was doing and the
     test's own hint (a missing name or no program at all keep the standard messages)."""
     why = programs.reason(name)
+    if why and "callback" in why:  # the test's hint is about its method; this export failed for another reason
+        hint = CALLBACK_HINT
     if why and not why.startswith(("NameError", "没有收到")):
         if current is not None:  # the kernel's own text: a hidden test says what failed only
             raise AssertionError(_join(_say(doing), "出错") + _ending(_say(hint, "")))

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 from ch4check import EXPORT_HELPERS, export, export_jvp, export_split, f32
 from ch4judge import (
+    CALLBACK_HINT,
     EXPORT_HINT,
     NO_PROGRAM,
     TRUSTED,
@@ -37,6 +38,7 @@ from ch4judge import (
     load,
     load_all,
     missing_name,
+    program,
 )
 from ch4protocol import EXPORT_HELPER_NAMES, GRADING_ENV, MIME, free_names, split_test_cell
 from jax import export as jax_export
@@ -182,6 +184,19 @@ def test_programs_says_why_a_program_is_missing():
     with pytest.raises(AssertionError) as failed:
         nothing["ok"]
     assert str(failed.value) == NO_PROGRAM and "ok" not in nothing and nothing.reason("ok") == NO_PROGRAM
+
+
+def test_an_export_that_fails_on_a_host_callback_is_told_so_not_the_tests_method_hint():
+    """A test's hint names its method ("反向模式不能穿过 lax.while_loop"); an answer whose export failed
+    because it calls back to the host must hear that instead (soft_values, attack round 9a)."""
+    on_host = lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # noqa: E731
+    loaded, _ = load_all(ch4check._exported({"f": lambda: export_split(on_host, f32(3))}))
+    assert "callback" in Programs(loaded).reason("f")
+    with pytest.raises(AssertionError) as failed:
+        program(Programs(loaded), "f", "对 f 做 jax.vjp（导出）", "要用隐函数定理写反向过程")
+    assert str(failed.value).endswith("：" + CALLBACK_HINT) and "隐函数定理" not in str(failed.value)
+    made = Programs(load_all(ch4check._exported({"f": lambda: export_split(jnp.sin, f32(3))}))[0])
+    assert program(made, "f", "对 f 做 jax.vjp（导出）", "要用隐函数定理写反向过程") is made["f"]
 
 
 def test_programs_while_grading_hands_the_programs_out_and_runs_no_verdict(monkeypatch):
