@@ -1,7 +1,9 @@
 """Command line of the proof: python -m proof {try,demo} ...
 
 `try` scores an assignment's reference, blank stub and catalogued answers on the quick path
-(grader/judging/quick.py); `demo` grades the built-in demo class (proof/demo.py, `make demo`).
+(grader/judging/quick.py), with hidden inputs and sizes drawn from a fresh secret or from
+`--secret S` (the same secret draws the same inputs and sizes again: how a maintainer reproduces
+one grading's draw); `demo` grades the built-in demo class (proof/demo.py, `make demo`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ def cmd_try(args) -> int:
     picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
     candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
     for name, answer in candidates:
-        got = answers.quick_score(args.assignment, answer)
+        got = answers.quick_score(args.assignment, answer, secret=args.secret)
         print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
         for line in got.notes + got.failed:
             print(f"    - {line}")
@@ -40,6 +42,7 @@ def main(argv=None) -> int:
     trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
     trial.add_argument("assignment")
     trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
+    trial.add_argument("--secret", help="draw the hidden inputs and sizes from this secret (default: a fresh one)")
     trial.set_defaults(func=cmd_try)
 
     demo = sub.add_parser("demo", help="grade the built-in demo class and print the score table")

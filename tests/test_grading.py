@@ -309,6 +309,27 @@ def test_make_demo_ends_with_what_to_do_next_and_no_maintainer_step(monkeypatch,
     assert "grader release" not in dry_run and "proof demo" in dry_run, dry_run
 
 
+def test_proof_try_draws_from_the_secret_it_is_given(monkeypatch, capsys):
+    """`python -m proof try NAME SLUG --secret S` scores with S (the same draw again); without it, a
+    fresh secret each time (None to quick_score)."""
+    import proof.__main__ as cli
+    from grader.judging.quick import QuickScore
+    from proof import answers
+
+    seen = []
+
+    def scored(assignment, answer, secret=None):
+        seen.append((assignment, secret))
+        return QuickScore(1.0, 1.0, [], [], [])
+
+    monkeypatch.setattr(answers, "quick_score", scored)
+    slug = next(e.slug for e in answers.entries("softplus"))
+    assert cli.main(["try", "softplus", slug, "--secret", "s-42"]) == 0
+    assert cli.main(["try", "softplus", slug]) == 0
+    assert seen == [("softplus", "s-42")] * 3 + [("softplus", None)] * 3, seen  # reference, blank, the entry
+    assert capsys.readouterr().out.count(slug) == 2
+
+
 def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
     """JAX puts a whole traceback into some error values (a failing host callback does): the
     table and the CSV keep their first line."""
