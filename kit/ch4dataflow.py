@@ -55,10 +55,10 @@ def jvp_products(exported, arg: int) -> tuple[list[int], list[str]]:
                 where = owner.parent.name if owner.parent is not None else "?"
                 if where != "func.func":
                     others.append(f"{owner.name} in {where}")
-                elif owner.name == "func.call":
-                    callee = functions.get(str(owner.attributes["callee"]).lstrip("@").strip('"'))
+                elif owner.name in _CALLS:
+                    callee = functions.get(_callee(owner))
                     if callee is None or not len(callee.regions[0].blocks):
-                        others.append("func.call to a function without a body here")
+                        others.append(f"{owner.name} to a function without a body here")
                     else:
                         todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
                 elif owner.name == "stablehlo.convert" and re.search(r"x(bf|f)\d+>$", str(owner.results[0].type)):
@@ -112,8 +112,13 @@ def _functions(module) -> dict:
     }
 
 
+# Operations that run another function of the module: a call, and a composite, which runs its
+# decomposition (attack round 10 hid a backward pass inside one, where no count looked)
+_CALLS = {"func.call": "callee", "stablehlo.composite": "decomposition"}
+
+
 def _callee(op) -> str:
-    return str(op.attributes["callee"]).lstrip("@").strip('"')
+    return str(op.attributes[_CALLS[op.name]]).lstrip("@").strip('"')
 
 
 def peak_live_elements(exported) -> int:
@@ -160,7 +165,7 @@ def peak_live_elements(exported) -> int:
             peak = 0
             for i, op in enumerate(ops):
                 nested = [block_peak(b) for region in op.regions for b in region.blocks]
-                if op.name == "func.call":
+                if op.name in _CALLS:
                     nested.append(called(_callee(op)))
                 live.update({result: _elements(result) for result in op.results})
                 peak = max(peak, sum(live.values()) + max(nested, default=0))
@@ -245,7 +250,7 @@ def _inline_calls(module) -> None:
         calls: list = []
 
         def visit(op, calls=calls):
-            if op.name == "func.call":
+            if op.name in _CALLS:
                 calls.append(op)
             return ir.WalkResult.ADVANCE
 
@@ -273,6 +278,28 @@ def _inline_calls(module) -> None:
     for name, function in functions.items():
         if name != "main":
             function.erase()
+
+
+def _control_only_under_control(main) -> None:
+    """A counter is threaded through loops and branches only: one inside the body of any other
+    operation with a region (a reduction, a sort's comparator, a scatter's update, a map) would
+    run an unknown number of times uncounted, so such a program is not measured."""
+    from jax._src.lib.mlir import ir
+
+    inside: list[str] = []  # an exception raised in a walk's callback comes out as a RuntimeError
+
+    def visit(op):
+        outer = op.parent if op.name in _CONTROL else None
+        while outer is not None and outer.name != "func.func":
+            if outer.name not in _CONTROL:
+                inside.append(outer.name)
+                return ir.WalkResult.INTERRUPT
+            outer = outer.parent
+        return ir.WalkResult.ADVANCE
+
+    main.walk(visit)
+    if inside:
+        raise Unmeasurable(f"a loop or a branch inside {inside[0]}")
 
 
 def _scalar():
@@ -382,6 +409,7 @@ def counting(exported):
         module = parsed(exported)
         _inline_calls(module)
         main = _functions(module)["main"]
+        _control_only_under_control(main)
         block = main.regions[0].blocks[0]
         total, known, dynamic = _count_block(block)
         if not dynamic:

@@ -136,7 +136,7 @@ def check_adjoint_method(full, short, steps: int, d: int, args, cotangent, what:
         check_work_ratio(works[n][1], reference_work(rk4_program(n), *args), when + what, reveal)
     drawn_from_z0 = np.random.default_rng(np.frombuffer(np.asarray(args[0], np.float32).tobytes(), np.uint32))
     for split, n in ((short, steps), (full, 100)):  # both counts: a method may switch on N_STEPS
-        check_adjoint_scheme(split, n, d, drawn_from_z0, what, omega=SCHEME_OMEGA[n == 100])
+        check_adjoint_scheme(split, n, d, drawn_from_z0, what)
 
 
 # Rotations of ω ≈ 25 at 20 to 40 steps (ω ≈ 50 at 100): the adjoint's VJP and the unrolled solver's
@@ -152,10 +152,10 @@ SCHEME_MESSAGES = {  # what an answer is told whose VJP is the other scheme's
 }
 
 
-def check_adjoint_scheme(split, steps: int, d: int, rng, what: str, adjoint: bool = True, omega=SCHEME_OMEGA[0]):
+def check_adjoint_scheme(split, steps: int, d: int, rng, what: str, adjoint: bool = True):
     """The VJP is the one asked for: RK4 on (z, a, W̄) back from z(T), `steps` steps (`adjoint`), else
     reverse mode through each forward step. On fast inputs they differ by far more than rounding."""
-    z0, W = fast_rotations(rng, d, omega)
+    z0, W = fast_rotations(rng, d, SCHEME_OMEGA[steps >= 100])
     g = rng.normal(size=d).astype(np.float32)
     schemes = [np.concatenate([v.ravel() for v in f(z0, W, g, steps)]) for f in (rk4_adjoint_vjp, rk4_vjp)]
     want, other = schemes if adjoint else schemes[::-1]
@@ -251,8 +251,9 @@ def check_sin2_rules(name: str, split, x, rng, reveal: bool = True) -> None:
 LINEAR_RULE = (
     "切向量规则必须对 t 线性，JAX 才能转置它；函数也要能在 jax.jit 下追踪（不能用 Python 的 if 判断数组的值）。"
 )
-# Where ‖x‖² is a normal float32 (1.2e-38 to 3.4e38): a unit vector scaled by 1e-17, 1e-16, ... 1e17.
-SCALES = tuple(10.0**k for k in range(-17, 18))
+# Where ‖x‖² is a normal float32 (1.2e-38 to 3.4e38) and so are the squares of a 5-vector's entries: a unit
+# vector scaled by 1e-18, 1e-17, ... 1e19 (attack round 10 zeroed the gradient above 1e18, where none was tested).
+SCALES = tuple(10.0**k for k in range(-18, 20))
 
 
 def check_scales(split, jvp, x, what: str, reveal: bool = True, rng=None) -> None:
@@ -260,11 +261,12 @@ def check_scales(split, jvp, x, what: str, reveal: bool = True, rng=None) -> Non
     JVP along t, xᵀt/‖x‖: an ε added to the norm, or small vectors treated as zero, change it at
     small scales; a norm that overflows changes it at large ones. `x`: entries of similar size.
     `split` is the graded call (``export_split``), `jvp` its forward mode (``export_jvp``). With
-    `rng`, one scale drawn in each decade from 1e-17 to 1e17 instead of SCALES (a decade skipped fails)."""
+    `rng`, one scale drawn in each decade from 1e-17 to 1e19 instead of SCALES (a decade skipped fails; below
+    1e-17 a 512-vector's entries square to subnormals, which XLA on CPU flushes to zero)."""
     x64 = np.asarray(x, np.float64)
     unit = x64 / np.linalg.norm(x64)
     t = np.asarray(np.sign(x64) * 0.5 + 0.25, np.float32)
-    for scale in SCALES if rng is None else 10.0 ** (np.arange(-17, 17) + rng.uniform(0.0, 1.0, 34)):
+    for scale in SCALES if rng is None else 10.0 ** (np.arange(-17, 19) + rng.uniform(0.0, 1.0, 36)):
         point = (unit * scale).astype(np.float32)
         where = f"x 的大小为 {scale:.0e} 时" if reveal else "x 很大或很小时"
         _, (grad,) = attempt(
