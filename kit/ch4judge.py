@@ -32,6 +32,7 @@ from ch4messages import (
     CALLBACK_HINT,  # noqa: F401 - verdict helpers and tests take the hints from the judge
     EXPORT_HINT,
     NO_PROGRAM,
+    UNSUPPORTED_HINT,  # noqa: F401 - tests take the hints from the judge
     Hidden,
     attempt,
     check_close,

@@ -94,6 +94,10 @@ CALLBACK_HINT = (
     "程序里有主机回调（jax.pure_callback、io_callback 之类），导出的程序带不走它："
     "请只用 JAX 自己的数组运算和控制流写这个函数（jax.debug.print 可以留着）。"
 )
+UNSUPPORTED_HINT = (
+    "JAX 自己不支持对这种写法做这一步变换（NotImplementedError），在你自己的内核里求导也会报同样的错："
+    "请换一种写法（比如换一个线性求解器），再运行一次测试。"
+)
 
 # ---------------------------------------------------------------------------------------------
 # Messages of verdicts. They raise AssertionError themselves: a plain `assert` in this module
@@ -121,6 +125,8 @@ def program(programs, name: str, doing: str, hint: str):
     why = programs.reason(name)
     if why and "callback" in why:  # the test's hint is about its method; this export failed for another reason
         hint = CALLBACK_HINT
+    elif why.startswith("NotImplementedError"):  # JAX's own limit (gmres as custom_root's tangent_solve)
+        hint = UNSUPPORTED_HINT
     if why and not why.startswith(("NameError", "没有收到")):
         if current is not None:  # the kernel's own text: a hidden test says what failed only
             raise AssertionError(_join(_say(doing), "出错") + _ending(_say(hint, "")))

@@ -30,6 +30,7 @@ from ch4judge import (
     EXPORT_HINT,
     NO_PROGRAM,
     TRUSTED,
+    UNSUPPORTED_HINT,
     VERDICT_HELPERS,
     Programs,
     Refused,
@@ -195,6 +196,11 @@ def test_an_export_that_fails_on_a_host_callback_is_told_so_not_the_tests_method
     with pytest.raises(AssertionError) as failed:
         program(Programs(loaded), "f", "对 f 做 jax.vjp（导出）", "要用隐函数定理写反向过程")
     assert str(failed.value).endswith("：" + CALLBACK_HINT) and "隐函数定理" not in str(failed.value)
+    jax_limit = "NotImplementedError: open an issue at https://github.com/google/jax !!"  # what JAX 0.12 raised
+    unsupported = Programs(load_all({"f": {"error": jax_limit}})[0])
+    with pytest.raises(AssertionError) as failed:  # JAX's own limit (gmres as custom_root's tangent_solve, round 10)
+        program(unsupported, "f", "对 f 做 jax.vjp（导出）", "要用隐函数定理写反向过程")
+    assert str(failed.value).endswith("：" + UNSUPPORTED_HINT) and "隐函数定理" not in str(failed.value)
     made = Programs(load_all(ch4check._exported({"f": lambda: export_split(jnp.sin, f32(3))}))[0])
     assert program(made, "f", "对 f 做 jax.vjp（导出）", "要用隐函数定理写反向过程") is made["f"]
 
