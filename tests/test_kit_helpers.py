@@ -308,6 +308,20 @@ FORGED = {
         "关掉了导出时的安全检查",
     ),
     "several devices": (lambda: dataclasses.replace(_sine(), nr_devices=2), "多个设备"),
+    # values the measures cannot count (attack round 11: a tape linked into tuples held "nothing",
+    # a dimension known only at run time counted -2**63 numbers)
+    "a tuple": (
+        lambda: _before_sine("%t = stablehlo.tuple %arg0, %arg0 : tuple<tensor<4xf32>, tensor<4xf32>>"),
+        "形状不固定的值或元组（tuple<tensor<4xf32>, tensor<4xf32>>）",
+    ),
+    "a dimension known at run time": (
+        lambda: _before_sine(
+            "%s = stablehlo.constant dense<4> : tensor<1xi32>",
+            "%d = stablehlo.dynamic_broadcast_in_dim %arg0, %s, dims = [0]"
+            " : (tensor<4xf32>, tensor<1xi32>) -> tensor<?xf32>",
+        ),
+        "形状不固定的值或元组（tensor<?xf32>）",
+    ),
 }
 
 

@@ -21,7 +21,7 @@ TITLES = {
             "a dict's cotangent above, below and at the threshold, and all zero; a nested list and tuple"
         ),
         "test_hidden_pytrees": N_(
-            "drawn pytrees, a namedtuple and a single array: identity forward, clipping, zero cotangents"
+            "drawn pytrees (mixed precision too), a namedtuple, an array: identity forward, clipping, zero cotangents"
         ),
         "test_hidden_optax": N_("a nonlinear model's gradients against optax.clip_by_global_norm's formula"),
         "test_hidden_which_norm": N_("the norm is taken of the cotangents, not of the parameters"),
