@@ -408,10 +408,23 @@ def check_implicit_method(split, states: int, actions: int, args, cotangent, wha
                 "保存迭代过程（哪怕存在固定大小的数组里）不是这个做法。"
             )
     try:
-        _, backward = split.work(args, cotangent)
+        forward, backward = split.work(args, cotangent)
     except ch4dataflow.Unmeasurable:
         raise unmeasurable(what) from None
-    check_work_ratio(backward, reference_work(value_iteration, *args), what, reveal)
+    function = reference_work(value_iteration, *args)
+    check_work_ratio(backward, function, what, reveal)
+    # Near γ = 1 value iteration itself takes hundreds of steps, so a forward pass that converges
+    # costs a few times it (a fixed 3 000 steps ≤ 6×); one that pushes a tangent per input entry
+    # through the iteration costs n times it (attack round 12 kept dV*/dθ as its residual).
+    if float(args[2]) >= 0.95 and forward > FORWARD_RATIO * function:
+        measured = f"（约 {forward / max(function, 1.0):.0f} 倍）" if reveal else ""
+        raise AssertionError(
+            f"{what}的前向过程做的计算超过值迭代本身的 20 倍{measured}：前向只要把值迭代跑到收敛；"
+            "在前向里对每个输入分量各推一个切向量（前向模式）或各做一次有限差分，计算量就是分量个数乘以整个迭代。"
+        )
+
+
+FORWARD_RATIO = 20  # soft_values' forward pass against value iteration, at γ ≥ 0.95
 
 
 HELPERS = (
