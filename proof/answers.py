@@ -25,8 +25,8 @@ KINDS = ("wrong", "right", "natural")
 # A wrong answer no visible test can catch says why on a comment line of its own file.
 VISIBLE_EXEMPT = "# visible-exempt:"
 # A wrong answer may name the hints it must get: "# hint: <test id>: <text in its message>", one
-# line per failing test. Then exactly those tests fail, each saying that: a test that isolates
-# another cause must not blame this answer for it.
+# line per failing test. Then those tests fail, each saying that, and no other visible test: a test
+# that isolates another cause must not blame this answer for it (a hidden test's draw may meet it).
 HINT = "# hint:"
 
 

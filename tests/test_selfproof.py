@@ -94,9 +94,16 @@ def test_catalogue_answer(entry, request):
             assert CJK.search(first_line) and not first_line.startswith(JUDGING_FAILED), (
                 f"{entry.claim}: {test} fails without a Chinese verdict first: {first_line!r}"
             )
-        if entry.hints:  # exactly the hinted tests fail, each with its hint: no test blames another cause
+        if entry.hints:  # the hinted tests fail, each with its hint, and no visible test blames another cause
             messages = {f.partition(": ")[0]: f.partition(": ")[2] for f in got.failed}
-            assert set(messages) == set(entry.hints), f"{entry.claim}: expected {sorted(entry.hints)} to fail: {why}"
+            # A hidden test's inputs come from the secret, which is new in every run (the demo class's
+            # grading secret): whether it also meets the wrong stretch is a draw, so only the visible
+            # tests must fail exactly as hinted (softplus's σ = 1 above 4 meets the five-call test's
+            # points in about 4 draws of 10).
+            extra = sorted((set(messages) - set(entry.hints)) & VISIBLE[entry.assignment])
+            assert set(entry.hints) <= set(messages) and not extra, (
+                f"{entry.claim}: expected {sorted(entry.hints)} to fail (and no other visible test): {why}"
+            )
             for test, hint in entry.hints.items():
                 assert hint in messages[test], f"{entry.claim}: {test} says {messages[test]!r}, not {hint!r}"
     else:
