@@ -82,7 +82,7 @@ def _operations(exported) -> list[tuple[str, dict]]:
             wanted = ("call_target_name",) if op.name == "stablehlo.custom_call" else ()
             attributes = {name: str(op.attributes[name]) for name in wanted if name in op.attributes}
             values = [*op.results, *(a for region in op.regions for block in region.blocks for a in block.arguments)]
-            odd = [str(v.type) for v in values if not _counted_type(v.type, ir)]
+            odd = [str(v.type) for v in values if not _counted_type(v.type)]
             found.append((op.name, {**attributes, **({"odd type": odd[0]} if odd else {})}))
             return ir.WalkResult.ADVANCE
 
@@ -90,10 +90,12 @@ def _operations(exported) -> list[tuple[str, dict]]:
     return found
 
 
-def _counted_type(kind, ir) -> bool:
+def _counted_type(kind) -> bool:
     """A value the measures can count: an array of a fixed shape (or a token, which holds nothing).
     JAX exports nothing else at fixed shapes; a tuple or a dimension known only at run time is
     what a hand-written lowering makes to hide numbers from the counts (attack round 11)."""
+    from jax._src.lib.mlir import ir
+
     try:
         return ir.RankedTensorType(kind).has_static_shape
     except ValueError:
