@@ -29,7 +29,13 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
-PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy")
+# What every kernel imports, once, in the server. Besides the libraries, what JAX imports the first
+# time a process needs it: the MHLO dialect (any MLIR context: exporting, reading a program) and
+# SciPy's Cython BLAS and LAPACK, where JAX's CPU LAPACK kernels take their routines from (lowering a
+# call of an exported program, as every checked kernel and judge does, or any linear algebra):
+# 0.1-0.15 s of CPU in each process.
+PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "jax", "jax.numpy", "numpy", "jaxlib.mlir.dialects.mhlo",
+           "scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")  # fmt: skip
 PRELOAD_ENV: dict[str, str] = {}  # what importing them set in the environment (JAX sets a few variables)
 
 
