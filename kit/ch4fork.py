@@ -44,15 +44,18 @@ def serve() -> None:
     serve_forks(_run_kernel)
 
 
-def serve_forks(start_child, preload=PRELOAD, receive=None) -> None:
+def serve_forks(start_child, preload=PRELOAD, receive=None, warm=None) -> None:
     """The fork server's loop (also grader/kernels/forkserver.py's): import `preload` once, then for each
     request line fork a child that runs `start_child(request)` and reply with its pid.
     `receive(request)`, when given, adds what else arrives with a request (file descriptors in
-    request["fds"], which the server closes once the child has them)."""
+    request["fds"], which the server closes once the child has them). `warm()`, when given, runs
+    once after the imports: work every child would otherwise repeat."""
     before = dict(os.environ)
     for name in preload:
         importlib.import_module(name)
     PRELOAD_ENV.update({k: v for k, v in os.environ.items() if before.get(k) != v})
+    if warm is not None:
+        warm()
     requests, replies = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
     replies.write(b"ready\n")
     for line in lines(requests):

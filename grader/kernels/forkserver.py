@@ -51,8 +51,9 @@ from ch4fork import serve_forks  # the server loop, shared with make check's own
 from grader.kernels import sandbox
 
 # The server lives as long as a grading run: scipy.integrate too, which the ODE exercise's
-# notebook and its judge import (0.3 s of CPU each).
-PRELOAD = (*ch4fork.PRELOAD, "scipy.integrate")
+# notebook and its judge import (0.3 s of CPU each), and the judge (every kernel imports it too,
+# through kit/ch4check.py).
+PRELOAD = (*ch4fork.PRELOAD, "scipy.integrate", "ch4judge")
 ENV_FILE = "kernel-env.json"  # in the kernel's private folder; read and removed before it drops root
 NAMESPACES = (("cgroup", os.CLONE_NEWCGROUP), ("ipc", os.CLONE_NEWIPC), ("uts", os.CLONE_NEWUTS),
               ("net", os.CLONE_NEWNET), ("pid", os.CLONE_NEWPID), ("mnt", os.CLONE_NEWNS))  # fmt: skip
@@ -84,7 +85,12 @@ def serve(channel: int) -> None:
         if request.get("judge"):
             request["fds"] = socket.recv_fds(sock, 1, 2)[1]
 
-    serve_forks(_enter_sandbox, PRELOAD, receive)
+    def warm() -> None:
+        import ch4judge
+
+        ch4judge.kit_pieces()  # read from the kit's sources once (40 ms), not in every judge
+
+    serve_forks(_enter_sandbox, PRELOAD, receive, warm)
 
 
 def _enter_sandbox(request: dict) -> None:
