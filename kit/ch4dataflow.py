@@ -215,12 +215,15 @@ def _cost(op) -> int:
 
     if op.name in ("func.return", "stablehlo.return", "stablehlo.constant"):
         return 0
-    if op.name == "stablehlo.dot_general":
-        numbers = str(op.attributes["dot_dimension_numbers"])
-        found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
+    if op.name in ("stablehlo.dot_general", "stablehlo.dot"):  # dot: the old product, lhs's last dimension contracted
         shape = ir.RankedTensorType(op.operands[0].type).shape
+        numbers = str(op.attributes["dot_dimension_numbers"]) if op.name == "stablehlo.dot_general" else ""
+        found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
         contracted = [int(d) for d in found.group(1).split(",") if d.strip()] if found else []
+        contracted = contracted if numbers else [len(shape) - 1]
         return _elements(op.results[0]) * int(np.prod([shape[d] for d in contracted], dtype=np.int64))
+    if op.name in ("stablehlo.triangular_solve", "stablehlo.cholesky"):  # XLA's own, for dtypes LAPACK lacks
+        return _elements(op.results[0]) * ir.RankedTensorType(op.operands[0].type).shape[-1]
     if op.name == "stablehlo.convolution":  # a product in disguise: each output number sums one kernel window
         kernel = ir.RankedTensorType(op.operands[1].type).shape
         spec = re.search(r"\]x\[([^\]]*)\]", str(op))  # the kernel's dimensions: "[0, i, o]"
@@ -230,13 +233,19 @@ def _cost(op) -> int:
         shapes = [ir.RankedTensorType(v.type).shape for v in op.operands if _elements(v)]
         side = max((min(s[-2:]) for s in shapes if len(s) >= 2), default=1)  # n of the n×n factorised
         return sum(_elements(v) for v in op.operands) * side
-    if op.name in ("stablehlo.dynamic_update_slice", "stablehlo.scatter"):
-        return sum(_elements(v) for v in op.operands[1:])  # written in place: the update, not the array
+    inner = max(1, sum(1 for region in op.regions for block in region.blocks for _ in block.operations))
+    if op.name in ("stablehlo.dynamic_update_slice", "stablehlo.scatter"):  # in place: the update, not the array;
+        return sum(_elements(v) for v in op.operands[1:]) * max(1, inner - 1)  # its region (not its return) per update
     if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather", "stablehlo.get_tuple_element"):
         return _elements(op.results[0])  # reads only what it takes
+    window = (
+        re.search(r"array<i64: ([0-9, ]*)>", str(op.attributes["window_dimensions"]))
+        if "window_dimensions" in op.attributes
+        else None
+    )
+    size = int(np.prod([int(d) for d in window.group(1).split(",")], dtype=np.int64)) if window else 1
     handled = max([_elements(v) for v in (*op.operands, *op.results)], default=0)
-    inner = sum(1 for region in op.regions for block in region.blocks for _ in block.operations)
-    return handled * max(1, inner)  # reduce, sort, scatter: their small region runs per element
+    return handled * inner * size  # reduce, sort, map: their small region runs per element (per window element)
 
 
 def _inline_calls(module) -> None:

@@ -30,8 +30,8 @@ _PURE_STABLEHLO = """
     abs add and atan2 batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert
     broadcast broadcast_in_dim case cbrt ceil cholesky clamp compare complex composite concatenate
     constant convert convolution cosine count_leading_zeros divide dot dot_general
-    dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
-    dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
+    dynamic_broadcast_in_dim dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
+    dynamic_slice dynamic_update_slice exponential exponential_minus_one fft floor gather
     get_dimension_size get_tuple_element if imag iota is_finite log log_plus_one logistic map
     maximum minimum multiply negate not optimization_barrier or pad popcnt power real
     real_dynamic_slice reduce reduce_precision reduce_window remainder reshape return reverse

@@ -3,6 +3,7 @@ numbers a program holds at once, each counted once however often it is passed; t
 does, each loop body counted once per iteration it actually ran; that the counting program computes
 what the program does; and that a hidden test's message carries no number. No kernels here."""
 
+import functools
 import re
 
 import ch4dataflow
@@ -181,6 +182,81 @@ def test_a_loop_inside_a_reductions_body_cannot_be_measured(holder):
     assert f"stablehlo.{holder}" in exported.mlir_module() and "stablehlo.while" in exported.mlir_module()
     with pytest.raises(ch4judge.Unmeasurable, match=f"inside stablehlo.{holder}"):
         ch4dataflow.counting(exported)
+
+
+def _lowered_as(name, lower, shape=lambda *avals: avals[-1].shape):
+    """A primitive lowered by hand to one StableHLO operation (attack round 13 wrote such lowerings
+    to find operations whose work `_cost` under-counted)."""
+    from jax._src import core
+    from jax.extend.core import Primitive
+    from jax.interpreters import mlir
+
+    primitive = Primitive(name)
+    primitive.def_abstract_eval(lambda *avals: core.ShapedArray(shape(*avals), avals[0].dtype))
+    mlir.register_lowering(primitive, lower)
+    return primitive.bind
+
+
+def _hand_lowered_products():
+    from jax._src.lib.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo as hlo
+    from jax.interpreters import mlir
+
+    def out(ctx):
+        return ir.RankedTensorType.get(ctx.avals_out[0].shape, mlir.dtype_to_ir_type(ctx.avals_out[0].dtype))
+
+    def solve(ctx, a, b):
+        true, false = ir.BoolAttr.get(True), ir.BoolAttr.get(False)
+        return [hlo.TriangularSolveOp(a, b, true, true, false, hlo.TransposeAttr.get("NO_TRANSPOSE")).result]
+
+    dot = _lowered_as("ch4_plain_dot", lambda ctx, a, b: [hlo.DotOp(out(ctx), a, b).result])
+    triangular = _lowered_as("ch4_plain_solve", solve)
+    factor = _lowered_as("ch4_plain_cholesky", lambda ctx, a: [hlo.CholeskyOp(a, lower=ir.BoolAttr.get(True)).result])
+    return {"stablehlo.dot": dot, "stablehlo.triangular_solve": triangular,
+            "stablehlo.cholesky": lambda a, b: factor(a + b)}  # fmt: skip
+
+
+_N = 32
+
+
+def _chain(v):  # 40 sines, one after another, on every number a scatter updates
+    return functools.reduce(lambda y, _: jnp.sin(y) + y, range(40), v)
+
+
+_WINDOWED = {
+    "reduce_window": lambda a, b: jax.lax.reduce_window(a, 0.0, jax.lax.add, (1, _N), (1, 1), [(0, 0), (_N - 1, 0)]),
+    "scatter": lambda a, b: a.at[jnp.arange(_N)].apply(_chain),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["stablehlo.dot", "stablehlo.triangular_solve", "stablehlo.cholesky", *_WINDOWED])
+def test_every_product_solve_and_window_counts_its_multiply_adds(name):
+    """An operation that reads n² numbers and does n³ multiply-adds counts n³ (at least a third of
+    it), written by hand or by JAX: attack round 13 hid per-entry work in a hand-written `stablehlo.dot`,
+    which was counted as the numbers it read. A window as long as the row, and a scatter's update
+    region, run per number too."""
+    fun = {**_hand_lowered_products(), **_WINDOWED}[name]
+    a = np.tril(np.random.default_rng(0).normal(size=(_N, _N))).astype(np.float32) + _N * np.eye(_N, dtype=np.float32)
+    program = _program(fun, f32(_N, _N), f32(_N, _N))
+    assert name.split(".")[-1] in program.exported.mlir_module()
+    work = program.counted(a, np.ones((_N, _N), np.float32))[1]
+    assert work >= _N**3 / 3, (name, work, _N**3)
+
+
+def test_an_einsum_written_by_hand_is_refused():
+    """JAX writes every product as dot_general; StableHLO's einsum is not among the operations the
+    measures count, so a program holding one is refused."""
+    from jax._src.lib.mlir import ir
+    from jax.extend.mlir.dialects import stablehlo as hlo
+    from jax.interpreters import mlir
+
+    def lower(ctx, a, b):
+        kind = ir.RankedTensorType.get(ctx.avals_out[0].shape, mlir.dtype_to_ir_type(ctx.avals_out[0].dtype))
+        return [hlo.EinsumOp(kind, a, b, ir.StringAttr.get("ij,jk->ik")).result]
+
+    einsum = _lowered_as("ch4_plain_einsum", lower)
+    with pytest.raises(ch4judge.Refused, match="einsum"):
+        _program(lambda a, b: einsum(a, b), f32(4, 4), f32(4, 4))
 
 
 def test_the_counting_program_meets_the_same_policy():
