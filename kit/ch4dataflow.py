@@ -233,7 +233,9 @@ def _cost(op) -> int:
         shapes = [ir.RankedTensorType(v.type).shape for v in op.operands if _elements(v)]
         side = max((min(s[-2:]) for s in shapes if len(s) >= 2), default=1)  # n of the n×n factorised
         return sum(_elements(v) for v in op.operands) * side
-    inner = max(1, sum(1 for region in op.regions for block in region.blocks for _ in block.operations))
+    # A region runs per element (per update, per window element): its work is its operations' own,
+    # each at least 1, so arrays it builds from its scalars count whole (attack round 14).
+    inner = max(1, sum(max(1, _cost(o)) for region in op.regions for block in region.blocks for o in block.operations))
     if op.name in ("stablehlo.dynamic_update_slice", "stablehlo.scatter"):  # in place: the update, not the array;
         return sum(_elements(v) for v in op.operands[1:]) * max(1, inner - 1)  # its region (not its return) per update
     if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather", "stablehlo.get_tuple_element"):
