@@ -197,19 +197,22 @@ def _lowered_as(name, lower, shape=lambda *avals: avals[-1].shape):
     return primitive.bind
 
 
+def _result_type(ctx):
+    from jax._src.lib.mlir import ir
+    from jax.interpreters import mlir
+
+    return ir.RankedTensorType.get(ctx.avals_out[0].shape, mlir.dtype_to_ir_type(ctx.avals_out[0].dtype))
+
+
 def _hand_lowered_products():
     from jax._src.lib.mlir import ir
     from jax.extend.mlir.dialects import stablehlo as hlo
-    from jax.interpreters import mlir
-
-    def out(ctx):
-        return ir.RankedTensorType.get(ctx.avals_out[0].shape, mlir.dtype_to_ir_type(ctx.avals_out[0].dtype))
 
     def solve(ctx, a, b):
         true, false = ir.BoolAttr.get(True), ir.BoolAttr.get(False)
         return [hlo.TriangularSolveOp(a, b, true, true, false, hlo.TransposeAttr.get("NO_TRANSPOSE")).result]
 
-    dot = _lowered_as("ch4_plain_dot", lambda ctx, a, b: [hlo.DotOp(out(ctx), a, b).result])
+    dot = _lowered_as("ch4_plain_dot", lambda ctx, a, b: [hlo.DotOp(_result_type(ctx), a, b).result])
     triangular = _lowered_as("ch4_plain_solve", solve)
     factor = _lowered_as("ch4_plain_cholesky", lambda ctx, a: [hlo.CholeskyOp(a, lower=ir.BoolAttr.get(True)).result])
     return {"stablehlo.dot": dot, "stablehlo.triangular_solve": triangular,
@@ -253,11 +256,9 @@ def test_an_einsum_written_by_hand_is_refused():
     measures count, so a program holding one is refused."""
     from jax._src.lib.mlir import ir
     from jax.extend.mlir.dialects import stablehlo as hlo
-    from jax.interpreters import mlir
 
     def lower(ctx, a, b):
-        kind = ir.RankedTensorType.get(ctx.avals_out[0].shape, mlir.dtype_to_ir_type(ctx.avals_out[0].dtype))
-        return [hlo.EinsumOp(kind, a, b, ir.StringAttr.get("ij,jk->ik")).result]
+        return [hlo.EinsumOp(_result_type(ctx), a, b, ir.StringAttr.get("ij,jk->ik")).result]
 
     einsum = _lowered_as("ch4_plain_einsum", lower)
     with pytest.raises(ch4judge.Refused, match="einsum"):
