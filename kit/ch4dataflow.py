@@ -215,12 +215,13 @@ def _cost(op) -> int:
 
     if op.name in ("func.return", "stablehlo.return", "stablehlo.constant"):
         return 0
-    if op.name in ("stablehlo.dot_general", "stablehlo.dot"):  # dot: the old product, lhs's last dimension contracted
+    if op.name in ("stablehlo.dot_general", "stablehlo.dot"):
         shape = ir.RankedTensorType(op.operands[0].type).shape
-        numbers = str(op.attributes["dot_dimension_numbers"]) if op.name == "stablehlo.dot_general" else ""
-        found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
-        contracted = [int(d) for d in found.group(1).split(",") if d.strip()] if found else []
-        contracted = contracted if numbers else [len(shape) - 1]
+        contracted = [len(shape) - 1]  # dot, the old product: lhs's last dimension
+        if op.name == "stablehlo.dot_general":
+            numbers = str(op.attributes["dot_dimension_numbers"])
+            found = re.search(r"lhs_contracting_dimensions = \[([0-9, ]*)\]", numbers)
+            contracted = [int(d) for d in found.group(1).split(",") if d.strip()] if found else []
         return _elements(op.results[0]) * int(np.prod([shape[d] for d in contracted], dtype=np.int64))
     if op.name in ("stablehlo.triangular_solve", "stablehlo.cholesky"):  # XLA's own, for dtypes LAPACK lacks
         return _elements(op.results[0]) * ir.RankedTensorType(op.operands[0].type).shape[-1]
@@ -240,12 +241,8 @@ def _cost(op) -> int:
         return sum(_elements(v) for v in op.operands[1:]) * max(1, inner - 1)  # its region (not its return) per update
     if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather", "stablehlo.get_tuple_element"):
         return _elements(op.results[0])  # reads only what it takes
-    window = (
-        re.search(r"array<i64: ([0-9, ]*)>", str(op.attributes["window_dimensions"]))
-        if "window_dimensions" in op.attributes
-        else None
-    )
-    size = int(np.prod([int(d) for d in window.group(1).split(",")], dtype=np.int64)) if window else 1
+    window = str(op.attributes["window_dimensions"]) if "window_dimensions" in op.attributes else ""  # array<i64: 1, 8>
+    size = int(np.prod([int(d) for d in re.findall(r"\d+", window.partition(":")[2])], dtype=np.int64))
     handled = max([_elements(v) for v in (*op.operands, *op.results)], default=0)
     return handled * inner * size  # reduce, sort, map: their small region runs per element (per window element)
 

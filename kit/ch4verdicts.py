@@ -62,6 +62,7 @@ def solution(programs, name: str, doing: str, hint: str):
 # 56-62 (d = 5) and 280-515 (S, A = 6, 3) times, fixed-length unrolled loops differentiated with
 # checkpoints 40 and more.
 WORK_RATIO = 40
+FORWARD_RATIO = 20  # soft_values' forward pass against value iteration, at γ ≥ 0.95
 
 
 def reference_work(function, *args) -> float:
@@ -422,9 +423,6 @@ def check_implicit_method(split, states: int, actions: int, args, cotangent, wha
             f"{what}的前向过程做的计算超过值迭代本身的 20 倍{measured}：前向只要把值迭代跑到收敛；"
             "在前向里对每个输入分量各推一个切向量（前向模式）或各做一次有限差分，计算量就是分量个数乘以整个迭代。"
         )
-
-
-FORWARD_RATIO = 20  # soft_values' forward pass against value iteration, at γ ≥ 0.95
 
 
 HELPERS = (

@@ -184,7 +184,7 @@ def test_a_loop_inside_a_reductions_body_cannot_be_measured(holder):
         ch4dataflow.counting(exported)
 
 
-def _lowered_as(name, lower, shape=lambda *avals: avals[-1].shape):
+def _lowered_as(name, lower):
     """A primitive lowered by hand to one StableHLO operation (attack round 13 wrote such lowerings
     to find operations whose work `_cost` under-counted)."""
     from jax._src import core
@@ -192,7 +192,7 @@ def _lowered_as(name, lower, shape=lambda *avals: avals[-1].shape):
     from jax.interpreters import mlir
 
     primitive = Primitive(name)
-    primitive.def_abstract_eval(lambda *avals: core.ShapedArray(shape(*avals), avals[0].dtype))
+    primitive.def_abstract_eval(lambda *avals: core.ShapedArray(avals[-1].shape, avals[0].dtype))  # the last input's
     mlir.register_lowering(primitive, lower)
     return primitive.bind
 
