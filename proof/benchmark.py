@@ -46,6 +46,10 @@ marks stops the benchmark), and `python -m ch4validate` (what `make check` runs)
 (after one run that fills the student's compilation cache), wall seconds. The trees take turns
 in every repeat; medians of the repeats.
 
+`--against REV --alone` grades each of those notebooks alone instead (a class of one, `--jobs 1`),
+the trees taking turns notebook by notebook, and prints each notebook's difference in CPU and the
+median difference per assignment: which notebooks a change made dearer (proof/against.py).
+
 `--loops` grades two correct ODE answers alone, one written with Python `for` loops (its exported
 programs unroll 100 RK4 steps) and one with `lax.fori_loop`, in the same run: CPU to grade each,
 and the wall time of its first `make check` (an empty compilation cache).
@@ -61,7 +65,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import statistics
@@ -74,6 +77,7 @@ from pathlib import Path
 from grader import REPO, course
 from grader.cluster import engine
 from proof import accounting, answers, compiles, sample_classes
+from proof.against import against, alone, in_tree
 
 WORKERS = {"local": 2, "cluster1": 1, "cluster2": 2}
 
@@ -249,85 +253,6 @@ def breakdown(scratch: Path, repeats: int) -> None:
         print("  ".join(f"{c:>16}" if isinstance(c, str) else f"{c:12.2f}" for c in cells))
 
 
-def _in_tree(tree: Path, cwd: Path, *args: str) -> None:
-    """`python ARGS` in `tree`'s own venv, with its kit and grader first on the path. Its own venv:
-    the processes the grader starts (fork server, judge) import the grader the venv installed."""
-    env = {**os.environ, "PYTHONPATH": f"{tree / 'kit'}:{tree}"}
-    subprocess.run([str(tree / ".venv" / "bin" / "python"), *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-# Run in each tree: the same answer texts in that tree's own release notebooks (the class to
-# grade, and the references in an exercises/ folder for make check).
-_WRITE_ANSWERS = """
-import json, sys
-from pathlib import Path
-import nbformat
-try:
-    from proof import sample_classes
-except ImportError:  # a revision from before the proof package
-    from grader import sample_classes
-pool, dest = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
-for student, assignment, answer in pool:
-    notebook = sample_classes.answered(assignment, answer)
-    sample_classes.write(dest / "class", student, assignment, notebook)
-    if student.startswith("reference-"):
-        (dest / "check" / assignment).mkdir(parents=True)
-        nbformat.write(notebook, dest / "check" / assignment / f"{assignment}.ipynb")
-"""
-
-
-def _require_full_marks(grades: Path, label: str) -> None:
-    """A run whose references did not all get full marks measured something else: stop."""
-    import csv
-
-    with open(grades, encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["student_id"].startswith("reference-")]
-    short = [f"{r['assignment']} {r['score']}/{r['max_score']}" for r in rows if r["score"] != r["max_score"]]
-    if len(rows) != len(course.ASSIGNMENTS) or short:
-        raise SystemExit(f"{label}: the references did not all get full marks ({short or rows}); not a measurement")
-
-
-def against(scratch: Path, revision: str, repeats: int) -> None:
-    """This tree against `revision`: CPU per graded notebook, and `make check` warm (see above)."""
-    worktree = scratch / "against"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
-        print(f"  {revision}: make setup in a scratch worktree (its own pins, its grader installed)", flush=True)
-        subprocess.run(["make", "-C", str(worktree), "setup"], check=True, capture_output=True)
-        pool = [(f"reference-{a}", a, answers.reference_answer(a)) for a in course.ASSIGNMENTS]
-        pool += [(f"{e.kind}-{e.slug}", e.assignment, e.answer) for e in answers.entries() if e.kind == "natural"]
-        (scratch / "pool.json").write_text(json.dumps(pool), encoding="utf-8")
-        trees = {"this tree": (REPO, scratch / "0"), revision: (worktree, scratch / "1")}
-        checks = {}
-        for label, (tree, mine) in trees.items():
-            _in_tree(tree, scratch, "-c", _WRITE_ANSWERS, str(scratch / "pool.json"), str(mine))
-            checks[label] = ["-m", "ch4validate", *sorted(str(p) for p in (mine / "check").rglob("*.ipynb"))]
-            _in_tree(tree, mine, *checks[label])  # fills the compilation cache: the runs below are warm
-        graded, checked = {label: [] for label in trees}, {label: [] for label in trees}
-        # The trees take turns within each repeat, so a drift of the machine reaches both sides.
-        for repeat in range(repeats):
-            for label, (tree, mine) in trees.items():
-                out = str(mine / f"out-{repeat}")  # a fresh folder: nothing reused
-                grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "2", "--out", out]
-                graded[label].append(accounting.measured(lambda: _in_tree(tree, tree, *grade))[1])  # noqa: B023
-                _require_full_marks(Path(out) / "grades.csv", label)
-                check = checks[label]
-                checked[label].append(accounting.measured(lambda: _in_tree(tree, mine, *check))[0])  # noqa: B023
-                print(f"  {label}, repeat {repeat + 1}/{repeats}: {graded[label][-1] / len(pool):.2f} core-s per "
-                      f"graded notebook, make check {checked[label][-1]:.2f} s", flush=True)  # fmt: skip
-        rows = {label: (statistics.median(graded[label]) / len(pool), statistics.median(checked[label]))
-                for label in trees}  # fmt: skip
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
-    (cpu, check_s), (old_cpu, old_check_s) = rows["this tree"], rows[revision]
-    print(f"\n{'tree':>12}  {'CPU/graded notebook':>20}  {'make check, 7 answers, warm':>28}")
-    for label, (c, w) in rows.items():
-        print(f"{label[:12]:>12}  {c:18.2f} s  {w:26.2f} s")
-    print(f"{'ratio':>12}  {cpu / old_cpu:20.2f}  {check_s / old_check_s:28.2f}")
-    print(f"\n{len(pool)} notebooks graded per run (references and natural answers), medians of {repeats} repeats")
-
-
 # Two correct ODE answers that differ in how they loop: Python `for` loops (unrolled into large
 # programs that the judge must compile whole) and `lax.fori_loop` (a loop the program keeps).
 LOOP_ANSWERS = {"Python loops": "python_loop_prints", "fori_loop": "magics_fori"}  # natural_<slug>.py
@@ -346,7 +271,7 @@ def loops(scratch: Path, repeats: int) -> None:
             notebook = sample_classes.answered("ode_adjoint", entries[slug].answer)
             sample_classes.write(mine / "class", "student", "ode_adjoint", notebook)
             grade = ["-m", "grader", "grade", str(mine / "class"), "--jobs", "1", "--out", str(mine / "out")]
-            graded[label].append(accounting.measured(lambda: _in_tree(REPO, REPO, *grade))[1])  # noqa: B023
+            graded[label].append(accounting.measured(lambda: in_tree(REPO, REPO, *grade))[1])  # noqa: B023
             _require_scores(mine / "out" / "grades.csv", label)
             check = [str(REPO / ".venv" / "bin" / "python"), "-m", "ch4validate",
                      str(course.notebook_path(mine / "class" / "student", "ode_adjoint"))]  # fmt: skip
@@ -379,6 +304,7 @@ def main() -> None:
     parser.add_argument("--compiles", action="store_true", help="XLA compilations per test cell of each reference")
     parser.add_argument("--no-peer", action="store_true", help="skip plain nbgrader autograde")
     parser.add_argument("--against", metavar="REV", help="CPU per graded notebook and make check, here and at REV")
+    parser.add_argument("--alone", action="store_true", help="with --against: each notebook graded alone in both trees")
     parser.add_argument("--loops", action="store_true", help="a Python-loop and a fori_loop ODE answer, graded alone")
     args = parser.parse_args()
     if args.compiles:
@@ -392,7 +318,7 @@ def main() -> None:
             if args.breakdown:
                 return breakdown(scratch, args.repeats)
             if args.against:
-                return against(scratch, args.against, args.repeats)
+                return alone(scratch, args.against) if args.alone else against(scratch, args.against, args.repeats)
             if args.loops:
                 return loops(scratch, args.repeats)
             for size in args.sizes:
