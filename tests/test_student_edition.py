@@ -520,5 +520,19 @@ def test_student_types_answers_in_chromium_and_sees_the_visible_tests(lab, copy_
         kit = str(lab["folder"] / "kit" / "ch4check.py")
         assert kit in traceback.inner_text(), f"the traceback does not come from the edition's own kit {kit}"
         page.locator(STDERR).scroll_into_view_if_needed()
+        # Validate on the wrong answer: the failed test's Chinese message comes first, its code folded
+        page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True).click()
+        said = page.locator(".jp-Dialog #validation-message")
+        expect(said, "Validate did not list the failed test").to_contain_text(f"❌ {FAILS} 未通过：", timeout=240_000)
+        lines = [line for line in said.inner_text().splitlines() if line.strip()]
+        assert lines[0] == "有 1 个测试没有通过。每条说明下面折叠着那个测试单元格的代码，点开可以看。", lines
+        assert lines[1].startswith(f"❌ {FAILS} 未通过：") and "The following cell failed" not in said.inner_text(), lines
+        code = said.locator("details")
+        expect(code.locator("pre"), "the failed cell's code is not folded").not_to_be_visible()
+        code.locator("summary").click()
+        expect(code.locator("pre"), "the folded code does not open").to_contain_text(f'programs("{FAILS}"')
+        assert page.locator(".jp-Dialog-header").inner_text().strip() == "检查结果"
+        page.screenshot(path=str(tmp_path / "validate-failed.png"))
+        page.locator(".jp-Dialog .jp-mod-accept").click()
     finally:
         page.screenshot(path=str(tmp_path / "end.png"))  # what the page showed last, also when a check failed

@@ -6,6 +6,9 @@
  * run only when the notebook is graded, did not run at all. This rewrites that one message: it says
  * that the visible tests pass, and how many hidden tests, worth how many points, are left for
  * grading, counted from the notebook's test cells (`# 🧪 隐藏测试 N（P 分）` and nbgrader's points).
+ * When tests fail, nbgrader shows each failed cell's code (30 lines and more) above its message, so
+ * the one line that says what to fix is below the fold: the messages go first, each with the cell's
+ * code folded under it.
  *
  * A JupyterLab prebuilt extension written by hand, with no build step and no import: JupyterLab's
  * bootstrap loads this file, then calls init() and get("./extension") of window._JUPYTERLAB[name]
@@ -54,28 +57,58 @@
     ];
   }
 
+  function paragraph(text) {
+    var p = document.createElement("p");
+    p.textContent = text;
+    return p;
+  }
+
   function rewrite(box, panel) {
     box.textContent = "";
     message(tally(panel)).forEach(function (line) {
-      var p = document.createElement("p");
-      p.textContent = line;
-      box.appendChild(p);
+      box.appendChild(paragraph(line));
     });
     box.setAttribute("data-ch4", "hidden-tests");
+    retitle(box);
+  }
+
+  /** nbgrader lists each failed cell as three blocks: its "The following cell failed:" line, the
+   * cell's code, the cell's error (the course's message). Anything else is left as it is. */
+  function reorder(box) {
+    var blocks = Array.prototype.slice.call(box.children);
+    if (!blocks.length || blocks.length % 3) {
+      return;
+    }
+    box.textContent = "";
+    box.appendChild(paragraph("有 " + blocks.length / 3 + " 个测试没有通过。每条说明下面折叠着那个测试单元格的代码，点开可以看。"));
+    for (var k = 0; k < blocks.length; k += 3) {
+      var code = document.createElement("details");
+      var summary = document.createElement("summary");
+      summary.textContent = "测试代码";
+      code.appendChild(summary);
+      code.appendChild(blocks[k + 1]);
+      box.appendChild(blocks[k + 2]);
+      box.appendChild(code);
+    }
+    box.setAttribute("data-ch4", "failures-first");
+    retitle(box);
+  }
+
+  function retitle(box) {
     // the header's title is rendered (by React) after the dialog is in the page: wait for it
     var dialog = box.closest(".jp-Dialog");
     var header = dialog && dialog.querySelector(".jp-Dialog-header");
     if (header) {
-      var retitle = function () {
+      var renamed = function () {
         if (header.textContent.trim() !== "Validation Results") {
           return false;
         }
         header.textContent = "检查结果";
         return true;
       };
-      if (!retitle()) {
+      if (!renamed()) {
         var watch = new MutationObserver(function () {
-          if (retitle()) {
+          if (renamed()) {
             watch.disconnect();
           }
         });
@@ -86,7 +119,7 @@
 
   var plugin = {
     id: NAME + ":plugin",
-    description: "Rewrites the success message of nbgrader's Validate dialog in Chinese, with the hidden tests that did not run.",
+    description: "nbgrader's Validate dialog in Chinese: the hidden tests that did not run, the failed tests' messages first.",
     autoStart: true,
     activate: function (app) {
       var validated = null; // the notebook whose toolbar was clicked last: its Validate made the dialog
@@ -103,9 +136,14 @@
       new MutationObserver(function (records) {
         records.forEach(function (record) {
           record.addedNodes.forEach(function (node) {
-            var box = node.querySelector && node.querySelector("#validation-message.validation-success");
-            if (box && !box.hasAttribute("data-ch4")) {
+            var box = node.querySelector && node.querySelector("#validation-message");
+            if (!box || box.hasAttribute("data-ch4")) {
+              return;
+            }
+            if (box.classList.contains("validation-success")) {
               rewrite(box, validated || app.shell.currentWidget);
+            } else if (box.classList.contains("validation-failed")) {
+              reorder(box);
             }
           });
         });
