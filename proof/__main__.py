@@ -9,6 +9,7 @@ one grading's draw); `demo` grades the built-in demo class (proof/demo.py, `make
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 
@@ -18,9 +19,17 @@ from proof import answers
 
 def cmd_try(args) -> int:
     """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
+    entries = {f"{e.kind}_{e.slug}": e for e in answers.entries(args.assignment)}  # the file's name, as printed
+    named = {**entries, **{e.slug: e for e in entries.values()}}
+    if unknown := [name for name in args.only if name not in named]:
+        close = difflib.get_close_matches(unknown[0], named, n=1)
+        hint = f"; did you mean {close[0]}?" if close else f"; see proof/catalogue/{args.assignment}/"
+        message = f"python -m proof try: no catalogued {args.assignment} answer named {unknown[0]!r}{hint}"
+        print(message, file=sys.stderr)
+        return 2
     candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
-    picked = [e for e in answers.entries(args.assignment) if not args.only or e.slug in args.only]
-    candidates += [(f"{e.kind}_{e.slug}", e.answer) for e in picked]
+    picked = [name for name, e in entries.items() if not args.only or {name, e.slug} & set(args.only)]
+    candidates += [(name, entries[name].answer) for name in picked]
     for name, answer in candidates:
         got = answers.quick_score(args.assignment, answer, secret=args.secret)
         print(f"{name:<40} {got.points:5.1f} / {got.max_points:<5.1f} {' '.join(got.flags)}")
@@ -41,7 +50,7 @@ def main(argv=None) -> int:
 
     trial = sub.add_parser("try", help="score reference, blank and catalogue answers of an assignment")
     trial.add_argument("assignment")
-    trial.add_argument("only", nargs="*", help="catalogue slugs to try (default: all)")
+    trial.add_argument("only", nargs="*", help="catalogue answers to try, by slug or file name (default: all)")
     trial.add_argument("--secret", help="draw the hidden inputs and sizes from this secret (default: a fresh one)")
     trial.set_defaults(func=cmd_try)
 

@@ -330,6 +330,28 @@ def test_proof_try_draws_from_the_secret_it_is_given(monkeypatch, capsys):
     assert capsys.readouterr().out.count(slug) == 2
 
 
+def test_proof_try_takes_a_file_name_and_refuses_a_name_it_does_not_know(monkeypatch, capsys):
+    """An answer is named by its slug or its file's name (what the table prints); a name that is
+    neither scores nothing and says so in one line, with the closest name, instead of trying only
+    the reference and the blank stub as if the answer had been tried."""
+    import proof.__main__ as cli
+    from grader.judging.quick import QuickScore
+    from proof import answers
+
+    tried = []
+    monkeypatch.setattr(
+        answers, "quick_score", lambda a, answer, secret=None: tried.append(answer) or QuickScore(1, 1, [], [], [])
+    )
+    entry = next(e for e in answers.entries("softplus") if e.kind == "wrong")
+    assert cli.main(["try", "softplus", f"wrong_{entry.slug}"]) == 0
+    assert tried == [None, "raise NotImplementedError()", entry.answer], tried
+    tried.clear()
+    assert cli.main(["try", "softplus", f"wrong_{entry.slug}x"]) == 2 and not tried
+    said = capsys.readouterr().err.strip()
+    name = f"wrong_{entry.slug}"
+    assert said == f"python -m proof try: no catalogued softplus answer named '{name}x'; did you mean {name}?", said
+
+
 def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
     """JAX puts a whole traceback into some error values (a failing host callback does): the
     table and the CSV keep their first line."""
