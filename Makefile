@@ -56,6 +56,8 @@ release: ready  ## regenerate exercises/ from solutions/ with nbgrader
 
 grade: ready  ## grade a class: make grade [CLASS=my-class]: classes/CLASS/submitted/ into classes/CLASS/graded/
 	@test -d "$(SUBMISSIONS)" || { echo "make grade: no folder $(SUBMISSIONS): put the class's submissions there as <student>/<assignment>/<assignment>.ipynb (classes/ is ignored by git, lint and make clean), or say CLASS=NAME, or SUBMISSIONS=DIR OUT=DIR" >&2; exit 2; }
+	@$(if $(and $(filter command line environment,$(origin SUBMISSIONS)),$(filter file,$(origin OUT) $(origin CLASS))),\
+	    echo "make grade: SUBMISSIONS=$(SUBMISSIONS) needs OUT=DIR too: the folder its grades go to (without it they would go to $(OUT))" >&2; exit 2)
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 
 demo: ready  ## grade the built-in demo class (exercises/ as committed), print the score table
@@ -67,6 +69,7 @@ demo: ready  ## grade the built-in demo class (exercises/ as committed), print t
 formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [CLASS=NAME | GRADES=build/demo]
 	@case "$$(realpath -m "$(GRADES)")/" in "$$(pwd -P)/"*) ;; *) \
 	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade CLASS=NAME grades into classes/NAME/graded) and pass that" >&2; exit 2;; esac
+	@test -d "$(GRADES)/course" || { echo "make formgrader: $(GRADES) holds no graded class: grade one first (make demo, or make grade CLASS=NAME, which grades into classes/NAME/graded)" >&2; exit 2; }
 	@CH4_GRADES=$(GRADES) exec sh tools/lab.sh --LabApp.default_url=/formgrader
 
 # Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.

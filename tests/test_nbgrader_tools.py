@@ -441,6 +441,26 @@ def test_make_formgrader_refuses_a_folder_the_server_cannot_show(tmp_path):
     assert len(said) == 1 and str(tmp_path) in said[0] and "classes/NAME/graded" in said[0], done.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        # a class that was never graded: Formgrader would start on an empty gradebook it made itself
+        (
+            ["formgrader", "CLASS=never-graded-class"],
+            "make formgrader: classes/never-graded-class/graded holds no graded class",
+        ),
+        # submissions named without OUT: the grades would land in the documentation's placeholder class
+        (["grade", "SUBMISSIONS=."], "make grade: SUBMISSIONS=. needs OUT=DIR too"),
+    ],
+)
+def test_make_refuses_an_instructors_slip_in_one_line_before_anything_starts(command, says):
+    done = subprocess.run(["make", *command], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("make ") and "***" not in line]
+    assert len(said) == 1 and said[0].startswith(says), done.stderr
+    assert not (REPO / "classes" / "never-graded-class").exists()
+
+
 def test_formgrader_names_each_student_once_and_says_where_assignments_were_handed_out(server, graded):
     """#45 item 11: a student with one name (the id) read "alice," and every assignment not in the
     exchange "draft"; this course hands its exercises out in the student edition. The server's
