@@ -111,6 +111,9 @@ def _autograde(batch: collect.Batch, root: Path, client, jobs: int, echo) -> dic
 
 
 def _nothing_to_grade(submitted: Path, found: discovery.Found) -> str:
+    if (submitted / "submitted").is_dir():  # a class's folder given for its submitted/ folder
+        why = _("nothing to grade in {folder}: did you mean {inner}? (a class's submissions are in its submitted/)")
+        return why.format(folder=submitted, inner=submitted / "submitted")
     if any(item.reason == discovery.UNKNOWN_ASSIGNMENT for item in found.not_graded):
         why = _(
             "nothing to grade in {folder}: expected <student>/<assignment>/<notebook>.ipynb (only unknown assignments)"

@@ -522,6 +522,7 @@ def test_a_new_or_changed_submission_is_the_only_one_graded_again_and_replaces_i
         ("missing", "no such folder"),
         ("empty", "nothing to grade"),
         ("unknown", "nothing to grade"),
+        ("class", "did you mean {inner}?"),  # the class's folder, not its submitted/ inside
     ],
 )
 def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
@@ -530,6 +531,10 @@ def test_unusable_input_is_one_line_and_nonzero(tmp_path, layout, message):
         submitted.mkdir()
     if layout == "unknown":
         (submitted / "s1" / "not_an_assignment").mkdir(parents=True)
+    if layout == "class":
+        (tmp_path / "class" / "submitted" / "s1" / ASSIGNMENT).mkdir(parents=True)
+        submitted = tmp_path / "class"
+        message = message.format(inner=submitted / "submitted")
     done = grade(submitted, tmp_path / "out")
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
