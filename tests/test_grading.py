@@ -226,6 +226,12 @@ def test_what_is_not_a_submission_is_in_every_csv_and_the_report_with_the_reason
     canvas = {row[3]: row for row in graded.written.canvas[2:]}
     assert canvas["c05"][5:] == canvas["c02"][5:] == canvas["c03"][5:] == [""]  # no score: nothing to import
     assert canvas["ok-1"][5] == graded.rows[("ok-1", ASSIGNMENT)]["score"]  # ok-1's submission keeps its score
+    wide = {row[0]: row for row in graded.written.wide[1:]}
+    for student in ("c02", "c03", "c05"):  # nothing of theirs was graded: no total, where a 0 would read as a score
+        assert graded.written.wide[0][-2] == "total" and wide[student][-2] == "", wide[student]
+        assert re.search(rf"^{student}\s+— / [\d.]+\s+0/\d+$", graded.done.stdout, re.M), graded.done.stdout
+        row = " ".join(graded.written.page.split()).split(f" {student} ⚠ not-graded ", 1)[1].split(" / ", 1)[0]
+        assert row.endswith(" —"), row  # the report's total column (the page's text, tags removed)
     assert "not graded: folders and files 4 " in " ".join(graded.written.page.split()) + " "
     assert not (graded.out / "feedback" / "c05").exists(), "a page for what was never graded"
     assert not set(NOT_GRADED) & set(graded.gradebook) and not {"c02", "c03", "c05"} & {s for s, _ in graded.gradebook}

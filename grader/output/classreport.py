@@ -345,7 +345,7 @@ def students(submissions: list[Submission]) -> list[dict]:
             {
                 "student": student,
                 "scores": [mine[a].score if a in mine else None for a in names],
-                "total": sum(s.score for s in mine.values()),
+                "total": sum(s.score for s in mine.values()) if mine else None,  # nothing graded: no score, not 0
                 "possible": possible,
                 "flags": {a: _flags(s) for a, s in mine.items() if _flags(s)},
                 "not_graded": missed,  # what was found in the student's folder and not graded

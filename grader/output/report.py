@@ -194,7 +194,7 @@ def write_wide(out: Path, outcomes: dict) -> None:
     assignments = [a for a in course.ASSIGNMENTS if any(key[1] == a for key in graded)]
     students = sorted({student for student, _ in outcomes})
     scores = {s: [_score(graded.get((s, a))) for a in assignments] for s in students}
-    total = {s: sum(o.score for (who, _), o in graded.items() if who == s) for s in students}
+    total = {s: _score_sum([o for (who, _), o in graded.items() if who == s]) for s in students}
     missed = {
         s: "; ".join(
             not_graded_line(o.student, o.assignment, o.not_graded, o.fix)
@@ -203,7 +203,7 @@ def write_wide(out: Path, outcomes: dict) -> None:
         )
         for s in students
     }
-    wide = [[s, *scores[s], f"{total[s]:g}", missed[s]] for s in students]
+    wide = [[s, *scores[s], total[s], missed[s]] for s in students]
     _write_csv(out / "grades_wide.csv", [["student_id", *assignments, "total", "not_graded"], *wide])
     possible = [f"{max(o.max_score for (_, a), o in graded.items() if a == name):g}" for name in assignments]
     canvas = [CANVAS_COLUMNS + assignments, ["Points Possible", "", "", "", "", *possible]]
@@ -213,6 +213,11 @@ def write_wide(out: Path, outcomes: dict) -> None:
 
 def _score(outcome) -> str:
     return "" if outcome is None else f"{outcome.score:g}"
+
+
+def _score_sum(graded: list) -> str:
+    """A student's total over what was graded: blank, not 0, when nothing was (as a missing score)."""
+    return f"{sum(o.score for o in graded):g}" if graded else ""
 
 
 def _write_csv(path: Path, rows: list[list[str]]) -> None:
@@ -338,5 +343,5 @@ def print_totals(outcomes: list, width: int, echo=print) -> None:
     echo(f"\n{_pad(_('student'), width)}  {_pad(_('total'), 13, right=True)}  {_('graded')}")
     for student in sorted({o.student for o in outcomes if o.student}):  # "": a file outside any student folder
         mine = [o for o in graded if o.student == student]
-        total, done = sum(o.score for o in mine), sum(o.graded for o in mine)
-        echo(f"{escaped(student):<{width}}  {total:>5g} / {possible:<5g}  {done}/{count}")
+        total, done = _score_sum(mine) or "—", sum(o.graded for o in mine)
+        echo(f"{escaped(student):<{width}}  {total:>5} / {possible:<5g}  {done}/{count}")
