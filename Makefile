@@ -56,7 +56,7 @@ release: ready  ## regenerate exercises/ from solutions/ with nbgrader
 
 grade: ready  ## grade a class: make grade [CLASS=my-class]: classes/CLASS/submitted/ into classes/CLASS/graded/
 	@test -d "$(SUBMISSIONS)" || { echo "make grade: no folder $(SUBMISSIONS): put the class's submissions there as <student>/<assignment>/<assignment>.ipynb (classes/ is ignored by git, lint and make clean), or say CLASS=NAME, or SUBMISSIONS=DIR OUT=DIR" >&2; exit 2; }
-	@$(if $(and $(filter command line environment,$(origin SUBMISSIONS)),$(filter file,$(origin OUT) $(origin CLASS))),\
+	@$(if $(and $(filter command line environment,$(origin SUBMISSIONS)),$(filter file,$(origin OUT)),$(filter file,$(origin CLASS))),\
 	    echo "make grade: SUBMISSIONS=$(SUBMISSIONS) needs OUT=DIR too: the folder its grades go to (without it they would go to $(OUT))" >&2; exit 2)
 	$(PY) -m grader grade "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
 

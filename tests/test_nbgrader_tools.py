@@ -461,6 +461,17 @@ def test_make_refuses_an_instructors_slip_in_one_line_before_anything_starts(com
     assert not (REPO / "classes" / "never-graded-class").exists()
 
 
+def test_make_grade_takes_submissions_with_out_or_a_class(tmp_path):
+    """Either names where the grades go, so the refusal above does not stand in the way: the
+    grader itself then runs (here on an empty folder: nothing to grade)."""
+    (tmp_path / "submitted").mkdir()
+    for where in (f"OUT={tmp_path / 'out'}", "CLASS=never-graded-class"):
+        command = ["make", "grade", f"SUBMISSIONS={tmp_path / 'submitted'}", where]
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+        assert "needs OUT" not in done.stderr and "grader grade: nothing to grade in" in done.stderr, done.stderr
+    assert not (REPO / "classes" / "never-graded-class").exists()
+
+
 def test_formgrader_names_each_student_once_and_says_where_assignments_were_handed_out(server, graded):
     """#45 item 11: a student with one name (the id) read "alice," and every assignment not in the
     exchange "draft"; this course hands its exercises out in the student edition. The server's
