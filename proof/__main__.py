@@ -19,14 +19,13 @@ from proof import answers
 
 def cmd_try(args) -> int:
     """Score the reference, the blank stub and catalogue answers of one assignment, quickly."""
+    if args.assignment not in course.ASSIGNMENTS:
+        return _unknown(f"no assignment named {args.assignment!r}", args.assignment, course.ASSIGNMENTS, "solutions/")
     entries = {f"{e.kind}_{e.slug}": e for e in answers.entries(args.assignment)}  # the file's name, as printed
     named = {**entries, **{e.slug: e for e in entries.values()}}
     if unknown := [name for name in args.only if name not in named]:
-        close = difflib.get_close_matches(unknown[0], named, n=1)
-        hint = f"; did you mean {close[0]}?" if close else f"; see proof/catalogue/{args.assignment}/"
-        message = f"python -m proof try: no catalogued {args.assignment} answer named {unknown[0]!r}{hint}"
-        print(message, file=sys.stderr)
-        return 2
+        what = f"no catalogued {args.assignment} answer named {unknown[0]!r}"
+        return _unknown(what, unknown[0], named, f"proof/catalogue/{args.assignment}/")
     candidates = [("reference", None), ("blank", "raise NotImplementedError()")]
     picked = [name for name, e in entries.items() if not args.only or {name, e.slug} & set(args.only)]
     candidates += [(name, entries[name].answer) for name in picked]
@@ -36,6 +35,15 @@ def cmd_try(args) -> int:
         for line in got.notes + got.failed:
             print(f"    - {line}")
     return 0
+
+
+def _unknown(what: str, name: str, known, folder: str) -> int:
+    """One line for a name `try` does not know, with the closest known one; exit status 2."""
+    close = difflib.get_close_matches(name, known, n=1)
+    print(
+        f"python -m proof try: {what}; " + (f"did you mean {close[0]}?" if close else f"see {folder}"), file=sys.stderr
+    )
+    return 2
 
 
 def cmd_demo(args) -> int:

@@ -356,6 +356,9 @@ def test_proof_try_takes_a_file_name_and_refuses_a_name_it_does_not_know(monkeyp
     said = capsys.readouterr().err.strip()
     name = f"wrong_{entry.slug}"
     assert said == f"python -m proof try: no catalogued softplus answer named '{name}x'; did you mean {name}?", said
+    assert cli.main(["try", "Softplus"]) == 2 and not tried  # an assignment it does not know: no traceback either
+    said = capsys.readouterr().err.strip()
+    assert said == "python -m proof try: no assignment named 'Softplus'; did you mean softplus?", said
 
 
 def test_an_error_raised_by_the_answer_is_one_line_of_the_table():
