@@ -3,6 +3,8 @@ tests/test_nbgrader_tools.py and tests/test_student_edition.py share; tests/test
 its hub the same way)."""
 
 import contextlib
+import http.client
+import random
 import socket
 import subprocess
 import time
@@ -16,9 +18,14 @@ from grader.cluster import engine
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below Linux's ephemeral range (32768-60999): a port the kernel hands out (to a
+    kernel's ZMQ sockets, which bind port 0, or an outgoing connection) could be taken between this
+    check and the server's own bind, and a hub then answered its probe with ZMQ's greeting (CI23)."""
+    for port in random.sample(range(20000, 32768), 200):
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", port))
+            return port
+    raise RuntimeError("no free port in 20000-32767")
 
 
 @contextlib.contextmanager
@@ -44,7 +51,7 @@ def wait_until_answers(process: subprocess.Popen, probe: str, log: Path, what: s
         try:
             urllib.request.urlopen(probe, timeout=2)
             return
-        except OSError:
+        except (OSError, http.client.HTTPException):  # not up yet, or not yet the server's own port
             exited, late = process.poll() is not None, time.monotonic() > deadline
             if exited or late:
                 said = "exited" if exited else f"did not answer within {seconds:.0f} s"
