@@ -200,8 +200,15 @@ def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
     for array in hidden_inputs(assignment, key):
         for value in array.ravel()[:4]:
             shown = {str(np.float32(value)), repr(float(np.float32(value)))}
-            found += [f"the hidden input value {s}" for s in shown if len(s) > 6 and s in text]
+            found += [f"the hidden input value {s}" for s in shown if len(s) > 6 and shown_as_number(s, text)]
     return found
+
+
+def shown_as_number(number: str, text: str) -> bool:
+    """Whether `text` writes `number` as a number of its own (trailing zeros allowed), not as
+    digits inside a longer one: nbclient's timestamps (`03:09:20.261827Z`) hold every short
+    decimal sooner or later."""
+    return re.search(rf"(?<![\d.]){re.escape(number)}0*(?!\d)", text) is not None
 
 
 def hidden_verdict_lines(assignment: str) -> set[str]:
@@ -352,6 +359,23 @@ def per_test_scores(run: dict, student: str, assignment: str) -> dict[str, float
 
 def full_points(assignment: str) -> dict[str, float]:
     return {t["id"]: t["points"] for t in verdict.test_cells(assignment)}
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("x = 0.26182", True),
+        ("[0.26182, 1.5]", True),
+        ("0.2618200 printed with more digits", True),
+        ("-0.26182", True),
+        ('"iopub.status.idle": "2026-12-07T03:09:20.261827Z"', False),  # CI's false alarm
+        ("10.26182", False),
+        ("0.261821", False),
+        ("0.2618", False),
+    ],
+)
+def test_a_hidden_value_is_found_as_a_number_not_inside_one(text, shown):
+    assert shown_as_number("0.26182", text) is shown
 
 
 # —— the sandbox itself ——
