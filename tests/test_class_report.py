@@ -317,6 +317,20 @@ def test_without_a_chinese_font_the_page_says_so_once_and_nothing_warns(demo_run
     assert "没有中文字体" not in classreport.write(out).read_text(encoding="utf-8")
 
 
+def test_the_histograms_title_counts_one_submission_in_the_singular(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    titles = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: titles.append(fig.axes[0].get_title()))
+    one = {"assignment": "softplus", "scores": [3.0], "max_score": 5, "submissions": 1, "tests": []}
+    for language, expected in [("en_US", "softplus: scores (1 submission)"), ("zh_CN", "softplus：得分分布（1 份）")]:
+        monkeypatch.setenv("LANGUAGE", language)
+        classreport_page.draw_figures(tmp_path, one)
+        assert titles[-1] == expected
+    classreport_page.draw_figures(tmp_path, one | {"scores": [3.0, 5.0], "submissions": 2})
+    assert titles[-1] == "softplus：得分分布（2 份）"
+
+
 def test_a_chinese_font_installed_after_matplotlib_listed_its_fonts_is_found(monkeypatch):
     """matplotlib keeps its list of fonts in a cache file and does not look again: a font installed
     after its first use (apt-get install fonts-noto-cjk on a machine that already graded) was not

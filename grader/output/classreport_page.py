@@ -20,7 +20,7 @@ from pathlib import Path
 import jinja2
 
 from grader import i18n
-from grader.i18n import _
+from grader.i18n import _, ngettext
 from grader.output import history, report, titles
 
 TEMPLATES = Path(__file__).parent.parent / "templates" / "class_report"
@@ -108,9 +108,9 @@ def draw_figures(folder: Path, a: dict) -> None:
         top = a["max_score"]
         bins = [x - 0.5 for x in range(int(top) + 2)] if top <= 30 else 10  # scores are whole points, mostly
         ax.hist(a["scores"], bins=bins, range=(0, top), color="#4a7ab8")
-        title = _("{assignment}: scores ({count} submissions)").format(
-            assignment=a["assignment"], count=a["submissions"]
-        )
+        title = ngettext(
+            "{assignment}: scores ({count} submission)", "{assignment}: scores ({count} submissions)", a["submissions"]
+        ).format(assignment=a["assignment"], count=a["submissions"])
         ax.set(xlabel=_("score"), ylabel=_("submissions"), title=title)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
