@@ -67,6 +67,7 @@ demo: ready  ## grade the built-in demo class (exercises/ as committed), print t
 # the server is make's own child, so a SIGTERM to make (which make passes on to its children)
 # stops it, and it stops its kernels; through an extra shell it went on running.
 formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [CLASS=NAME | GRADES=build/demo]
+	@test -n "$(GRADES)" || { echo "make formgrader: GRADES is empty: give a graded folder (GRADES=build/demo) or a class (CLASS=NAME)" >&2; exit 2; }
 	@case "$$(realpath -m "$(GRADES)")/" in "$$(pwd -P)/"*) ;; *) \
 	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade CLASS=NAME grades into classes/NAME/graded) and pass that" >&2; exit 2;; esac
 	@test -d "$(GRADES)/course" || { echo "make formgrader: $(GRADES) holds no graded class: grade one first (make demo, or make grade CLASS=NAME, which grades into classes/NAME/graded)" >&2; exit 2; }
