@@ -6,6 +6,7 @@ steps in nbgrader_guard.py; the tests' own messages in the exercise notebooks.)"
 from __future__ import annotations
 
 CONTACT = "请联系助教"
+RESAVE = "它可能在保存或上传时损坏了：请在 JupyterLab 里保存（Ctrl+S）后重新提交；自己电脑上的文件也打不开时，从发布版重新作答"
 
 
 def grader_failed(action: str, err: BaseException) -> str:
@@ -21,7 +22,10 @@ def folder_is_link(name: str) -> str:
 
 
 def notebook_missing(expected: str, found: list[str]) -> str:
-    return f"缺少 notebook {expected}（收到：{', '.join(found) or '没有任何 .ipynb 文件'}）"
+    return (
+        f"缺少 notebook {expected}（收到：{', '.join(found) or '没有任何 .ipynb 文件'}）："
+        f"请把作答保存为 {expected}，放进这道作业的文件夹后重新提交"
+    )
 
 
 def renamed(expected: str, got: str) -> str:
@@ -41,15 +45,15 @@ def file_is_link(name: str) -> str:
 
 
 def empty_file(name: str) -> str:
-    return f"{name} 是空文件"
+    return f"{name} 是空文件；{RESAVE}"
 
 
 def not_json(name: str, err: Exception) -> str:
-    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开"
+    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开；{RESAVE}"
 
 
 def not_notebook(name: str, message: str) -> str:
-    return f"{name} 不是合法的 notebook（{message}）"
+    return f"{name} 不是合法的 notebook（{message}）；{RESAVE}"
 
 
 def bad_metadata(cells: list[str]) -> str:
@@ -88,7 +92,7 @@ NOT_ANSWERED = "作答区还没有作答（仍是 raise NotImplementedError()）
 
 
 def nbgrader_failed(last_line: str) -> str:
-    return f"nbgrader 无法评分：{last_line or '未知原因'}"
+    return f"nbgrader 无法评分：{last_line or '未知原因'}；{CONTACT}"
 
 
 def cell_timed_out(grade_id: str | None, seconds: int) -> str:
@@ -159,7 +163,10 @@ def tests_failed(tests: list[str]) -> str:
 def test_timed_out(test: str, seconds: float) -> str:
     """A test stopped at its own time limit (grader/course.py `time_limit`): in the kernel while it
     exported, or in the judge while its verdict ran."""
-    return f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分"
+    return (
+        f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分。"
+        "请检查作答里有没有死循环，或远多于题目要求的计算"
+    )
 
 
 JUDGE_DIED = "运行导出的程序时评分进程终止了（例如超出内存上限），这个测试没有判定"
