@@ -7,7 +7,8 @@ from __future__ import annotations
 
 CONTACT = "请联系助教"
 RESAVE = (  # a file that is empty or not a notebook: most often a save or an upload that went wrong
-    "它可能在保存或上传时损坏了：请在 JupyterLab 里保存（Ctrl+S）后重新提交；自己电脑上的文件也打不开时，从发布版重新作答"
+    "它可能在保存或上传时损坏了：请在 JupyterLab 里保存（Ctrl+S）后重新提交；"
+    "自己电脑上的文件也打不开时，从发布版重新作答"
 )
 
 
