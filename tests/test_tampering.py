@@ -199,16 +199,20 @@ def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
     found = [what for what, value in (("the course's secret", secret), ("the student's key", key)) if value in text]
     for array in hidden_inputs(assignment, key):
         for value in array.ravel()[:4]:
-            shown = {str(np.float32(value)), repr(float(np.float32(value)))}
-            found += [f"the hidden input value {s}" for s in shown if len(s) > 6 and shown_as_number(s, text)]
+            shown = str(np.float32(value))  # 0.5 or -1.25 are on any page: only specific ones count
+            if len(shown.lstrip("-")) > 6 and shown_as_number(np.float32(value), text):
+                found.append(f"the hidden input value {shown}")
     return found
 
 
-def shown_as_number(number: str, text: str) -> bool:
-    """Whether `text` writes `number` as a number of its own (trailing zeros allowed), not as
-    digits inside a longer one: nbclient's timestamps (`03:09:20.261827Z`) hold every short
-    decimal sooner or later."""
-    return re.search(rf"(?<![\d.]){re.escape(number)}0*(?!\d)", text) is not None
+NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:[eE][-+]?\d+)?")  # a whole number, never digits inside a longer one
+
+
+def shown_as_number(value: np.float32, text: str) -> bool:
+    """Whether `text` writes a number that is `value` in float32 (any sign, digits or exponent),
+    as a number of its own: nbclient's timestamps (`03:09:20.261827Z`) hold every short decimal
+    sooner or later."""
+    return any(np.float32(float(number)) == abs(value) for number in NUMBER.findall(text))
 
 
 def hidden_verdict_lines(assignment: str) -> set[str]:
@@ -366,8 +370,10 @@ def full_points(assignment: str) -> dict[str, float]:
     [
         ("x = 0.26182", True),
         ("[0.26182, 1.5]", True),
-        ("0.2618200 printed with more digits", True),
         ("-0.26182", True),
+        (f"{float(np.float32(0.26182)):.9f} with float32's own digits", True),
+        (f"{float(np.float32(0.26182))!r} widened to a Python float", True),
+        ("2.6182e-01", True),
         ('"iopub.status.idle": "2026-12-07T03:09:20.261827Z"', False),  # CI's false alarm
         ("10.26182", False),
         ("0.261821", False),
@@ -375,7 +381,7 @@ def full_points(assignment: str) -> dict[str, float]:
     ],
 )
 def test_a_hidden_value_is_found_as_a_number_not_inside_one(text, shown):
-    assert shown_as_number("0.26182", text) is shown
+    assert shown_as_number(np.float32(0.26182), text) is shown
 
 
 # —— the sandbox itself ——
