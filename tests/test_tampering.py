@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 import ch4judge
+import ch4messages
 import nbformat
 import numpy as np
 import pytest
@@ -193,26 +194,46 @@ def probe_targets(out: Path, key: str, assignment: str) -> dict:
 
 
 def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
-    """What of the judge's knowledge is in `text`: the secret, the student's key, a hidden input."""
+    """What of the judge's knowledge is in `text`: the secret, the student's key, a hidden input
+    (the first values of each drawn array: one alone in any form that is it in float32, two in a
+    row as the kit's messages or NumPy print them, rounded)."""
     secret = (out / "course" / "grading-secret").read_text()
     key = student_key(out, student, assignment)
     found = [what for what, value in (("the course's secret", secret), ("the student's key", key)) if value in text]
+    numbers, flat = numbers_in(text), " ".join(text.split())
     for array in hidden_inputs(assignment, key):
-        for value in array.ravel()[:4]:
-            shown = str(np.float32(value))  # 0.5 or -1.25 are on any page: only specific ones count
-            if len(shown.lstrip("-")) > 6 and shown_as_number(np.float32(value), text):
-                found.append(f"the hidden input value {shown}")
+        first = array.ravel()[:4].astype(np.float32)
+        found += [f"the hidden input value {v!s}" for v in first if abs(v) in numbers]
+        found += [f"the hidden input values {pair}" for pair in rounded_pairs(first) if pair in flat]
     return found
 
 
 NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:[eE][-+]?\d+)?")  # a whole number, never digits inside a longer one
+CLOCK = re.compile(r"\d\d:\d\d:\d\d\.\d+")  # nbclient's timestamps and a timedelta's str: seconds like 20.261827
 
 
-def shown_as_number(value: np.float32, text: str) -> bool:
-    """Whether `text` writes a number that is `value` in float32 (any sign, digits or exponent),
-    as a number of its own: nbclient's timestamps (`03:09:20.261827Z`) hold every short decimal
-    sooner or later."""
-    return any(np.float32(float(number)) == abs(value) for number in NUMBER.findall(text))
+def significant(number: str) -> int:
+    return len(number.lstrip("-").split("e")[0].split("E")[0].replace(".", "").strip("0"))
+
+
+def numbers_in(text: str) -> set[np.float32]:
+    """The magnitudes, in float32, of the numbers `text` writes with five significant digits or more
+    (0.5 or 1.25 are on any page), times of day left out: their seconds hold every short decimal
+    sooner or later (CI once found the hidden 0.26182 in `03:09:20.261827Z`)."""
+    with np.errstate(over="ignore"):  # a page's 1e40 is inf in float32, and no hidden value
+        return {np.float32(float(n)) for n in NUMBER.findall(CLOCK.sub(" ", text)) if significant(n) >= 5}
+
+
+def rounded_pairs(values: np.ndarray) -> set[str]:
+    """Neighbours as a message shows them (ch4messages.shown, 6 digits) and as NumPy prints an
+    array: each pair's numbers have five significant digits or more, so a pair is no coincidence."""
+    pairs = set()
+    for pair in zip(values[:-1], values[1:], strict=True):
+        for form in (ch4messages.shown(np.array(pair))[1:-1], np.array2string(np.array(pair))[1:-1]):
+            form = " ".join(form.split())
+            if all(significant(n) >= 5 for n in re.split(r"[ ,]+", form) if n):
+                pairs.add(form)
+    return pairs
 
 
 def hidden_verdict_lines(assignment: str) -> set[str]:
@@ -375,13 +396,23 @@ def full_points(assignment: str) -> dict[str, float]:
         (f"{float(np.float32(0.26182))!r} widened to a Python float", True),
         ("2.6182e-01", True),
         ('"iopub.status.idle": "2026-12-07T03:09:20.261827Z"', False),  # CI's false alarm
+        ('"shell.execute_reply": "2026-12-07T03:09:00.261820Z"', False),  # the seconds are the value
         ("10.26182", False),
         ("0.261821", False),
         ("0.2618", False),
     ],
 )
 def test_a_hidden_value_is_found_as_a_number_not_inside_one(text, shown):
-    assert shown_as_number(np.float32(0.26182), text) is shown
+    assert (np.float32(0.26182) in numbers_in(text)) is shown
+
+
+def test_two_hidden_values_are_found_rounded_as_messages_and_numpy_print_them():
+    values = np.float32([0.18905339, -1.2345679, 0.5, 1e-9])
+    pairs = rounded_pairs(values)
+    assert {"0.189053, -1.23457", "0.18905339 -1.2345679"} <= pairs, pairs
+    assert not [p for p in pairs if "0.5" in p or "1e-09" in p], pairs  # round or tiny: no pair of its own
+    page = f"（得到 {ch4messages.shown(np.array(values[:3]))}）"
+    assert [p for p in pairs if p in page] == ["0.189053, -1.23457"]
 
 
 # —— the sandbox itself ——
