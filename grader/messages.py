@@ -6,9 +6,9 @@ steps in nbgrader_guard.py; the tests' own messages in the exercise notebooks.)"
 from __future__ import annotations
 
 CONTACT = "请联系助教"
-RESAVE = (  # a file that is empty or not a notebook: most often a save or an upload that went wrong
-    "它可能在保存或上传时损坏了：请在 JupyterLab 里保存（Ctrl+S）后重新提交；"
-    "自己电脑上的文件也打不开时，从发布版重新作答"
+RESAVE = (  # an empty file or not JSON: most often a save or an upload that went wrong
+    "它可能在保存或上传时损坏了。如果你那份文件在 JupyterLab 里能正常打开，保存后重新提交；打不开时，"
+    "先找同一文件夹里 .ipynb_checkpoints 中上次保存的副本，或用文本编辑器打开它，把代码抄进发布版的 notebook 再提交"
 )
 
 
@@ -25,9 +25,10 @@ def folder_is_link(name: str) -> str:
 
 
 def notebook_missing(expected: str, found: list[str]) -> str:
+    folder = expected.removesuffix(".ipynb")
     return (
-        f"缺少 notebook {expected}（收到：{', '.join(found) or '没有任何 .ipynb 文件'}）："
-        f"请把作答保存为 {expected}，放进这道作业的文件夹后重新提交"
+        f"缺少 notebook {expected}（收到：{'、'.join(found) or '没有任何 .ipynb 文件'}）："
+        f"请把作答的那份命名为 {expected}，放在作业文件夹 {folder}/ 里重新提交"
     )
 
 
@@ -48,15 +49,15 @@ def file_is_link(name: str) -> str:
 
 
 def empty_file(name: str) -> str:
-    return f"{name} 是空文件；{RESAVE}"
+    return f"{name} 是空文件。{RESAVE}"
 
 
 def not_json(name: str, err: Exception) -> str:
-    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开；{RESAVE}"
+    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开。{RESAVE}"
 
 
 def not_notebook(name: str, message: str) -> str:
-    return f"{name} 不是合法的 notebook（{message}）；{RESAVE}"
+    return f"{name} 不是合法的 notebook（{message}），可能被别的编辑器改过：请把作答复制进发布版的 notebook 后重新提交"
 
 
 def bad_metadata(cells: list[str]) -> str:
@@ -168,7 +169,7 @@ def test_timed_out(test: str, seconds: float) -> str:
     exported, or in the judge while its verdict ran."""
     return (
         f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分。"
-        "请检查作答里有没有死循环，或远多于题目要求的计算"
+        "请检查作答里是否有死循环，或计算量远超题目所需"
     )
 
 
