@@ -71,7 +71,7 @@ formgrader: ready  ## nbgrader's Formgrader on a graded class: make formgrader [
 	@case "$$(realpath -m "$(GRADES)")/" in "$$(pwd -P)/"*) ;; *) \
 	    echo "make formgrader: $(GRADES) is outside this checkout, which is all the server shows; grade into a folder here (make grade CLASS=NAME grades into classes/NAME/graded) and pass that" >&2; exit 2;; esac
 	@test -d "$(GRADES)/course" || { echo "make formgrader: $(GRADES) holds no graded class: grade one first (make demo, or make grade CLASS=NAME, which grades into classes/NAME/graded)" >&2; exit 2; }
-	@CH4_GRADES=$(GRADES) exec sh tools/lab.sh --LabApp.default_url=/formgrader
+	@CH4_GRADES="$(GRADES)" exec sh tools/lab.sh --LabApp.default_url=/formgrader
 
 # Not `ready`: root runs it in the instructor's checkout, whose .venv stays the instructor's own.
 hub:  ## the class on a shared server: JupyterHub, the exchange, students as Unix users (as root: sudo make hub)

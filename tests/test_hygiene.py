@@ -87,6 +87,6 @@ def test_a_class_in_its_documented_home_is_ignored_by_git_lint_and_make_clean():
         shown_in = subprocess.run(
             ["make", "-n", "formgrader", f"CLASS={name}"], capture_output=True, text=True, cwd=REPO
         )
-        assert f"CH4_GRADES=classes/{name}/graded " in shown_in.stdout, shown_in.stdout + shown_in.stderr
+        assert f'CH4_GRADES="classes/{name}/graded" ' in shown_in.stdout, shown_in.stdout + shown_in.stderr
     finally:
         shutil.rmtree(home, ignore_errors=True)
