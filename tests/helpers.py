@@ -345,36 +345,57 @@ class _Recording:
         return draw
 
 
+def _varied_arrays(value, found: list) -> None:
+    """The float arrays of 16 numbers or more in `value` (nested in tuples, lists, dicts) that are
+    not one number repeated (a zero vector is no secret, and 0.0 is on every page)."""
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _varied_arrays(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _varied_arrays(item, found)
+    elif hasattr(value, "dtype") and np.issubdtype(value.dtype, np.floating) and np.size(value) >= 16:
+        array = np.asarray(value, np.float32)
+        if np.ptp(array) > 0:
+            found.append(array)
+
+
 class _Unrun:
-    """A program the verdict looks up but cannot run: its first use stops the verdict."""
+    """A program the verdict looks up but cannot run: its first use keeps the arrays it is given
+    (what the hidden test made of its draws: scaled, normalised, joined) and stops the verdict."""
+
+    def __init__(self, drawn: list):
+        self._drawn = drawn
 
     def __getattr__(self, name):
         return self
 
     def __call__(self, *args, **kwargs):
+        _varied_arrays((args, kwargs), self._drawn)
         raise AssertionError("not run here")
 
 
 class _Unexported(ch4judge.Programs):
     """Every program a verdict names is there, none of them runs."""
 
-    def __init__(self):
+    def __init__(self, drawn: list):
         super().__init__({})
+        self._drawn = drawn
 
     def __contains__(self, name):
         return True
 
     def __getitem__(self, name):
-        return _Unrun()
+        return _Unrun(self._drawn)
 
     def reason(self, name):
         return ""
 
 
 def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
-    """The random arrays the judge draws for a student's hidden tests: each hidden verdict run
-    here up to the first use of a program (a verdict may look one up before drawing), with a
-    recording generator."""
+    """The random arrays the judge draws for a student's hidden tests, and the arrays its first
+    program is given (made from them): each hidden verdict run here up to the first use of a
+    program (a verdict may look one up before drawing), with a recording generator."""
     drawn = []
     real = np.random.default_rng
     np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
@@ -383,7 +404,7 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
             if not test["hidden"]:
                 continue
             names = {
-                "programs": lambda *args: _Unexported(),
+                "programs": lambda *args: _Unexported(drawn),
                 "seed_for": lambda t: derive_seed(key, t),
                 "sizes_for": lambda t: real(sizes_seed(sizes_key(key), t)),  # sizes, not inputs: not recorded
             }

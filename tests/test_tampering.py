@@ -195,45 +195,50 @@ def probe_targets(out: Path, key: str, assignment: str) -> dict:
 
 def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
     """What of the judge's knowledge is in `text`: the secret, the student's key, a hidden input
-    (the first values of each drawn array: one alone in any form that is it in float32, two in a
-    row as the kit's messages or NumPy print them, rounded)."""
+    (the first values of each array the hidden tests draw or give a program)."""
     secret = (out / "course" / "grading-secret").read_text()
     key = student_key(out, student, assignment)
     found = [what for what, value in (("the course's secret", secret), ("the student's key", key)) if value in text]
-    numbers, flat = numbers_in(text), " ".join(text.split())
+    printed = printed_numbers(text)
     for array in hidden_inputs(assignment, key):
-        first = array.ravel()[:4].astype(np.float32)
-        found += [f"the hidden input value {v!s}" for v in first if abs(v) in numbers]
-        found += [f"the hidden input values {pair}" for pair in rounded_pairs(first) if pair in flat]
+        found += hidden_values_in(printed, array.ravel()[:4].astype(np.float32))
     return found
 
 
 NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:[eE][-+]?\d+)?")  # a whole number, never digits inside a longer one
-CLOCK = re.compile(r"\d\d:\d\d:\d\d\.\d+")  # nbclient's timestamps and a timedelta's str: seconds like 20.261827
+# Times of day and durations (nbclient's timestamps, a timedelta's str): their seconds hold every
+# short decimal sooner or later (CI once found the hidden 0.26182 in `03:09:20.261827Z`).
+CLOCK = re.compile(r"\b\d{1,2}:\d\d(?::\d\d)?\.\d+")
 
 
-def significant(number: str) -> int:
-    return len(number.lstrip("-").split("e")[0].split("E")[0].replace(".", "").strip("0"))
+def printed_numbers(text: str) -> list[tuple[float, float] | None]:
+    """Each number `text` writes, in order: its magnitude and half a unit of its last digit, or None
+    for one with fewer than five significant digits (0.5 or 1.25 are on any page)."""
+    printed = []
+    for number in NUMBER.findall(CLOCK.sub(" ", text)):
+        mantissa, _, exponent = number.lower().partition("e")
+        if len(mantissa.replace(".", "").strip("0")) < 5:
+            printed.append(None)
+            continue
+        printed.append((float(number), 0.5 * 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))))
+    return printed
 
 
-def numbers_in(text: str) -> set[np.float32]:
-    """The magnitudes, in float32, of the numbers `text` writes with five significant digits or more
-    (0.5 or 1.25 are on any page), times of day left out: their seconds hold every short decimal
-    sooner or later (CI once found the hidden 0.26182 in `03:09:20.261827Z`)."""
+def hidden_values_in(printed: list, values: np.ndarray) -> list[str]:
+    """Which of `values` (float32) the printed numbers show: one alone written as a number that is
+    it in float32 (whatever its digits or exponent), or two neighbours written one after the
+    other, each rounded to the digits it shows (a message's 6 digits, NumPy's 8)."""
+
+    def rounds_to(number, value) -> bool:
+        return number is not None and abs(number[0] - abs(float(value))) <= number[1] * (1 + 1e-9)
+
     with np.errstate(over="ignore"):  # a page's 1e40 is inf in float32, and no hidden value
-        return {np.float32(float(n)) for n in NUMBER.findall(CLOCK.sub(" ", text)) if significant(n) >= 5}
-
-
-def rounded_pairs(values: np.ndarray) -> set[str]:
-    """Neighbours as a message shows them (ch4messages.shown, 6 digits) and as NumPy prints an
-    array: each pair's numbers have five significant digits or more, so a pair is no coincidence."""
-    pairs = set()
-    for pair in zip(values[:-1], values[1:], strict=True):
-        for form in (ch4messages.shown(np.array(pair))[1:-1], np.array2string(np.array(pair))[1:-1]):
-            form = " ".join(form.split())
-            if all(significant(n) >= 5 for n in re.split(r"[ ,]+", form) if n):
-                pairs.add(form)
-    return pairs
+        exact = {np.float32(number[0]) for number in printed if number}
+    found = [f"the hidden input value {v!s}" for v in values if abs(v) in exact]
+    for a, b in zip(values[:-1], values[1:], strict=True):
+        if any(rounds_to(p, a) and rounds_to(q, b) for p, q in zip(printed[:-1], printed[1:], strict=True)):
+            found.append(f"the hidden input values {a!s}, {b!s}")
+    return found
 
 
 def hidden_verdict_lines(assignment: str) -> set[str]:
@@ -397,22 +402,37 @@ def full_points(assignment: str) -> dict[str, float]:
         ("2.6182e-01", True),
         ('"iopub.status.idle": "2026-12-07T03:09:20.261827Z"', False),  # CI's false alarm
         ('"shell.execute_reply": "2026-12-07T03:09:00.261820Z"', False),  # the seconds are the value
+        ("耗时 0:00:00.261820", False),  # a timedelta
         ("10.26182", False),
         ("0.261821", False),
         ("0.2618", False),
     ],
 )
 def test_a_hidden_value_is_found_as_a_number_not_inside_one(text, shown):
-    assert (np.float32(0.26182) in numbers_in(text)) is shown
+    assert bool(hidden_values_in(printed_numbers(text), np.float32([0.26182]))) is shown
 
 
-def test_two_hidden_values_are_found_rounded_as_messages_and_numpy_print_them():
-    values = np.float32([0.18905339, -1.2345679, 0.5, 1e-9])
-    pairs = rounded_pairs(values)
-    assert {"0.189053, -1.23457", "0.18905339 -1.2345679"} <= pairs, pairs
-    assert not [p for p in pairs if "0.5" in p or "1e-09" in p], pairs  # round or tiny: no pair of its own
-    page = f"（得到 {ch4messages.shown(np.array(values[:3]))}）"
-    assert [p for p in pairs if p in page] == ["0.189053, -1.23457"]
+HIDDEN = np.float32([0.18905339, -1.2345679, 0.01234568, -0.05678901])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ch4messages.shown(HIDDEN),  # a message: 6 digits
+        repr(HIDDEN),  # NumPy's repr, as a cell's last expression shows it: 8 digits
+        str(HIDDEN[2:]),
+        ", ".join(f"{v:.6f}" for v in HIDDEN[2:]),
+        np.array2string(HIDDEN, precision=6),
+        html.escape(json.dumps({"text": f"（得到 {ch4messages.shown(HIDDEN[1:3])}）"})),
+    ],
+)
+def test_two_hidden_neighbours_are_found_rounded_as_they_print(text):
+    assert [f for f in hidden_values_in(printed_numbers(text), HIDDEN) if "values" in f], text
+
+
+def test_rounded_numbers_that_are_not_two_neighbours_are_not_a_leak():
+    for text in ("0.189053, 0.0123457", "-1.23457, 0.189053", "0.189053 1.23456", "0.189 -1.23457"):
+        assert not hidden_values_in(printed_numbers(text), HIDDEN), text
 
 
 # —— the sandbox itself ——
