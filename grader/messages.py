@@ -6,10 +6,6 @@ steps in nbgrader_guard.py; the tests' own messages in the exercise notebooks.)"
 from __future__ import annotations
 
 CONTACT = "请联系助教"
-RESAVE = (  # an empty file or not JSON: most often a save or an upload that went wrong
-    "它可能在保存或上传时损坏了。如果你那份文件在 JupyterLab 里能正常打开，保存后重新提交；打不开时，"
-    "先找同一文件夹里 .ipynb_checkpoints 中上次保存的副本，或用文本编辑器打开它，把代码抄进发布版的 notebook 再提交"
-)
 
 
 def grader_failed(action: str, err: BaseException) -> str:
@@ -28,7 +24,7 @@ def notebook_missing(expected: str, found: list[str]) -> str:
     folder = expected.removesuffix(".ipynb")
     return (
         f"缺少 notebook {expected}（收到：{'、'.join(found) or '没有任何 .ipynb 文件'}）："
-        f"请把作答的那份命名为 {expected}，放在作业文件夹 {folder}/ 里重新提交"
+        f"请把你作答的 notebook 命名为 {expected}，放进作业文件夹 {folder}/ 后重新提交"
     )
 
 
@@ -48,12 +44,25 @@ def file_is_link(name: str) -> str:
     return f"{name} 是符号链接或不是普通文件：为安全起见不跟随，请提交文件本身"
 
 
+def _damaged(name: str) -> str:
+    """What to do with a file that is empty or not JSON: most often a save or an upload that went
+    wrong. JupyterLab cannot open it, and its file browser hides the last checkpoint."""
+    stem = name.removesuffix(".ipynb")
+    return (
+        "它可能在保存或上传时损坏了。如果你自己的这份 notebook 在 JupyterLab 里能正常打开，"
+        "请保存后重新提交；打不开时，上次保存留下的副本在隐藏文件夹 .ipynb_checkpoints 里"
+        "（文件浏览器不显示它）：在 JupyterLab 的终端里进入 notebook 所在的文件夹，运行 "
+        f'cp ".ipynb_checkpoints/{stem}-checkpoint.ipynb" "{stem}-恢复.ipynb"，'
+        "打开复制出的文件，把作答抄进发布版的 notebook 后提交"
+    )
+
+
 def empty_file(name: str) -> str:
-    return f"{name} 是空文件。{RESAVE}"
+    return f"{name} 是空文件。{_damaged(name)}"
 
 
 def not_json(name: str, err: Exception) -> str:
-    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开。{RESAVE}"
+    return f"{name} 不是合法的 JSON（{err}），无法作为 notebook 打开。{_damaged(name)}"
 
 
 def not_notebook(name: str, message: str) -> str:
@@ -169,7 +178,8 @@ def test_timed_out(test: str, seconds: float) -> str:
     exported, or in the judge while its verdict ran."""
     return (
         f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分。"
-        "请检查作答里是否有死循环，或计算量远超题目所需"
+        "请检查作答里是否有死循环，是否在追踪时展开了很长的 Python 循环"
+        "（可改用 jax.lax.scan、jax.lax.fori_loop 或向量化），或计算量远超题目所需"
     )
 
 
