@@ -345,19 +345,16 @@ class _Recording:
         return draw
 
 
-def _varied_arrays(value, found: list) -> None:
-    """The float arrays of 16 numbers or more in `value` (nested in tuples, lists, dicts) that are
-    not one number repeated (a zero vector is no secret, and 0.0 is on every page)."""
+def float_leaves(value):
+    """The floating-point arrays and numbers in `value`, nested in tuples, lists and dicts."""
     if isinstance(value, (tuple, list)):
         for item in value:
-            _varied_arrays(item, found)
+            yield from float_leaves(item)
     elif isinstance(value, dict):
         for item in value.values():
-            _varied_arrays(item, found)
-    elif hasattr(value, "dtype") and np.issubdtype(value.dtype, np.floating) and np.size(value) >= 16:
-        array = np.asarray(value, np.float32)
-        if np.ptp(array) > 0:
-            found.append(array)
+            yield from float_leaves(item)
+    elif isinstance(value, (float, np.floating, np.ndarray)) and np.issubdtype(np.asarray(value).dtype, np.floating):
+        yield np.asarray(value)
 
 
 class _Unrun:
@@ -371,7 +368,8 @@ class _Unrun:
         return self
 
     def __call__(self, *args, **kwargs):
-        _varied_arrays((args, kwargs), self._drawn)
+        # 16 numbers or more, and not one number repeated (a zero vector is no secret; 0.0 is on every page)
+        self._drawn += [a.astype(np.float32) for a in float_leaves((args, kwargs)) if a.size >= 16 and np.ptp(a) > 0]
         raise AssertionError("not run here")
 
 

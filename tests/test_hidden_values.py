@@ -28,7 +28,7 @@ import nbformat
 import numpy as np
 import pytest
 from demo_run import COPIED_IN, DELIMITERS, PROBED, PROBER, in_its_group
-from helpers import hidden_inputs, unexplained_numbers
+from helpers import float_leaves, hidden_inputs, unexplained_numbers
 
 from grader import course
 from grader.judging import quick, verdict
@@ -143,14 +143,8 @@ def printed_forms(v: float) -> set[str]:
 
 def numbers_in(value, found: set) -> None:
     """Every float a verdict's namespace holds (arrays, scalars, in containers), as printed."""
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            numbers_in(item, found)
-    elif isinstance(value, dict):
-        for item in value.values():
-            numbers_in(item, found)
-    elif isinstance(value, (float, np.floating, np.ndarray)) and np.issubdtype(np.asarray(value).dtype, np.floating):
-        for v in np.asarray(value).ravel()[:5000]:
+    for leaf in float_leaves(value):
+        for v in leaf.ravel()[:5000]:
             if np.isfinite(v):
                 found.update(printed_forms(float(v)))
 
