@@ -358,8 +358,10 @@ def float_leaves(value):
 
 
 class _Unrun:
-    """A program the verdict looks up but cannot run: its first use keeps the arrays it is given
-    (what the hidden test made of its draws: scaled, normalised, joined) and stops the verdict."""
+    """A program the verdict looks up but cannot run: whatever the verdict asks of it before its
+    first use is itself (a shape, an entry; and it equals what it is checked against), and its
+    first use keeps the arrays it is given (what the hidden test made of its draws: scaled,
+    normalised, joined) and stops the verdict."""
 
     def __init__(self, drawn: list):
         self._drawn = drawn
@@ -367,9 +369,20 @@ class _Unrun:
     def __getattr__(self, name):
         return self
 
+    def __getitem__(self, index):
+        return self
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        raise AssertionError("not run here")  # a method check iterates one: stop there
+
     def __call__(self, *args, **kwargs):
-        # 16 numbers or more, and not one number repeated (a zero vector is no secret; 0.0 is on every page)
-        self._drawn += [a.astype(np.float32) for a in float_leaves((args, kwargs)) if a.size >= 16 and np.ptp(a) > 0]
+        # not one number repeated: a zero vector is no secret, and 0.0 is on every page
+        self._drawn += [a.astype(np.float32) for a in float_leaves((args, kwargs)) if a.size >= 2 and np.ptp(a) > 0]
         raise AssertionError("not run here")
 
 

@@ -27,6 +27,7 @@ Most attacks ride on the residuals exercise: its kernels are the quickest to gra
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import html
 import json
@@ -195,14 +196,30 @@ def probe_targets(out: Path, key: str, assignment: str) -> dict:
 
 def leaks_in(text: str, out: Path, student: str, assignment: str) -> list[str]:
     """What of the judge's knowledge is in `text`: the secret, the student's key, a hidden input
-    (the first values of each array the hidden tests draw or give a program)."""
+    (see `secret_values`). test_hidden_values searches every number a hidden verdict computes."""
     secret = (out / "course" / "grading-secret").read_text()
     key = student_key(out, student, assignment)
     found = [what for what, value in (("the course's secret", secret), ("the student's key", key)) if value in text]
     printed = printed_numbers(text)
-    for array in hidden_inputs(assignment, key):
-        found += hidden_values_in(printed, array.ravel()[:4].astype(np.float32))
+    for values in secret_values(assignment, key):
+        found += hidden_values_in(printed, values)
     return found
+
+
+@functools.cache
+def secret_values(assignment: str, key: str) -> tuple[np.ndarray, ...]:
+    """Four values in a row from each array the hidden tests draw or give their first program,
+    from its first value that another key's draw does not also hold (softplus's inputs start with a
+    public grid, the same for every student)."""
+    other = hashlib.sha256(f"another student than {key}".encode()).hexdigest()
+    public = {float(v) for array in hidden_inputs(assignment, other) for v in array.ravel()}
+    chosen = []
+    for array in hidden_inputs(assignment, key):
+        values = array.ravel().astype(np.float32)
+        secret = [i for i, v in enumerate(values) if float(v) not in public]
+        if secret:
+            chosen.append(values[secret[0] : secret[0] + 4])
+    return tuple(chosen)
 
 
 NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:[eE][-+]?\d+)?")  # a whole number, never digits inside a longer one
@@ -211,33 +228,33 @@ NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:[eE][-+]?\d+)?")  # a whole number, n
 CLOCK = re.compile(r"\b\d{1,2}:\d\d(?::\d\d)?\.\d+")
 
 
-def printed_numbers(text: str) -> list[tuple[float, float] | None]:
-    """Each number `text` writes, in order: its magnitude and half a unit of its last digit, or None
-    for one with fewer than five significant digits (0.5 or 1.25 are on any page)."""
+def printed_numbers(text: str) -> np.ndarray:
+    """Each number `text` writes, in order, as a row: its magnitude and half a unit of its last
+    digit; NaN for one with fewer than five significant digits (0.5 or 1.25 are on any page) or
+    an exponent beyond float64's."""
     printed = []
     for number in NUMBER.findall(CLOCK.sub(" ", text)):
         mantissa, _, exponent = number.lower().partition("e")
-        if len(mantissa.replace(".", "").strip("0")) < 5:
-            printed.append(None)
+        if len(mantissa.replace(".", "").strip("0")) < 5 or len(exponent.lstrip("+-")) > 3:
+            printed.append((np.nan, np.nan))
             continue
-        printed.append((float(number), 0.5 * 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))))
-    return printed
+        last_digit = min(int(exponent or 0) - len(mantissa.partition(".")[2]), 300)
+        printed.append((float(number), 0.5 * 10.0**last_digit))
+    return np.array(printed, dtype=np.float64).reshape(-1, 2)
 
 
-def hidden_values_in(printed: list, values: np.ndarray) -> list[str]:
+def hidden_values_in(printed: np.ndarray, values: np.ndarray) -> list[str]:
     """Which of `values` (float32) the printed numbers show: one alone written as a number that is
     it in float32 (whatever its digits or exponent), or two neighbours written one after the
     other, each rounded to the digits it shows (a message's 6 digits, NumPy's 8)."""
-
-    def rounds_to(number, value) -> bool:
-        return number is not None and abs(number[0] - abs(float(value))) <= number[1] * (1 + 1e-9)
-
-    with np.errstate(over="ignore"):  # a page's 1e40 is inf in float32, and no hidden value
-        exact = {np.float32(number[0]) for number in printed if number}
+    magnitude, half = printed[:, 0], printed[:, 1]
+    with np.errstate(all="ignore"):  # NaN rows compare False; a page's 1e40 is inf in float32
+        exact = set(magnitude[np.isfinite(magnitude)].astype(np.float32))
+        near = [np.abs(magnitude - abs(float(v))) <= half * (1 + 1e-9) for v in values]
     found = [f"the hidden input value {v!s}" for v in values if abs(v) in exact]
-    for a, b in zip(values[:-1], values[1:], strict=True):
-        if any(rounds_to(p, a) and rounds_to(q, b) for p, q in zip(printed[:-1], printed[1:], strict=True)):
-            found.append(f"the hidden input values {a!s}, {b!s}")
+    for i in range(len(values) - 1):
+        if np.any(near[i][:-1] & near[i + 1][1:]):
+            found.append(f"the hidden input values {values[i]!s}, {values[i + 1]!s}")
     return found
 
 
@@ -433,6 +450,21 @@ def test_two_hidden_neighbours_are_found_rounded_as_they_print(text):
 def test_rounded_numbers_that_are_not_two_neighbours_are_not_a_leak():
     for text in ("0.189053, 0.0123457", "-1.23457, 0.189053", "0.189053 1.23456", "0.189 -1.23457"):
         assert not hidden_values_in(printed_numbers(text), HIDDEN), text
+
+
+def test_a_strange_page_is_read_without_an_error():
+    page = "1.23456e99999 1e309 1.5e40 " + "1." + "9" * 100_000 + " 1.5e" + "7" * 5000 + " nan inf"
+    assert not hidden_values_in(printed_numbers(page), np.float32([0.26182, 1.5]))
+
+
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_the_values_searched_for_are_the_students_own(assignment):
+    """Each assignment has some; none is also drawn for another student (softplus's inputs start
+    with a grid every student gets: a page may print it)."""
+    chosen = secret_values(assignment, "0" * 64)
+    other = {float(v) for array in hidden_inputs(assignment, "1" * 64) for v in array.ravel()}
+    assert chosen and all(len(values) for values in chosen), chosen
+    assert not [float(v) for values in chosen for v in values[:1] if float(v) in other], chosen
 
 
 # —— the sandbox itself ——
