@@ -50,10 +50,12 @@ def _damaged(name: str) -> str:
     stem = name.removesuffix(".ipynb")
     return (
         "它可能在保存或上传时损坏了。如果你自己的这份 notebook 在 JupyterLab 里能正常打开，"
-        "请保存后重新提交；打不开时，上次保存留下的副本在隐藏文件夹 .ipynb_checkpoints 里"
-        "（文件浏览器不显示它）：在 JupyterLab 的终端里进入 notebook 所在的文件夹，运行 "
+        "请保存后重新提交。打不开时，可以找回上一次手动保存（Ctrl+S 或保存按钮；自动保存不算）"
+        "留下的副本，它在同一文件夹的隐藏文件夹 .ipynb_checkpoints 里（文件浏览器不显示它）："
+        "在文件浏览器里进入 notebook 所在的文件夹，从启动器打开终端（它就停在这个文件夹），运行 "
         f'cp ".ipynb_checkpoints/{stem}-checkpoint.ipynb" "{stem}-恢复.ipynb"，'
-        "打开复制出的文件，把作答抄进发布版的 notebook 后提交"
+        "打开复制出的文件确认作答都在，再把作答抄进发布版的 notebook 后提交；副本也打不开时，"
+        f"{CONTACT}"
     )
 
 
@@ -178,8 +180,8 @@ def test_timed_out(test: str, seconds: float) -> str:
     exported, or in the judge while its verdict ran."""
     return (
         f"测试 {test} 超过了它的时间上限 {seconds:g} 秒，已停止：这个测试不得分。"
-        "请检查作答里是否有死循环，是否在追踪时展开了很长的 Python 循环"
-        "（可改用 jax.lax.scan、jax.lax.fori_loop 或向量化），或计算量远超题目所需"
+        "请检查作答里是否有死循环；是否有很长的 Python for 循环（jax.jit 追踪时会逐次展开，编译很慢，"
+        "可改用 jax.lax.scan、jax.lax.fori_loop 或向量化写法）；或者计算量远超题目所需"
     )
 
 
