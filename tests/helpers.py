@@ -358,9 +358,10 @@ def float_leaves(value):
 
 
 class _Unrun:
-    """A program the verdict looks up but cannot run: whatever the verdict asks of it before its
-    first use is itself (a shape, an entry; and it equals what it is checked against), and its
-    first use keeps the arrays it is given (what the hidden test made of its draws: scaled,
+    """A program the verdict looks up but cannot run. Before its first call it answers what it
+    can, so that the verdict goes on to that call: an attribute or an entry is itself, it equals
+    anything and orders before nothing (the rest, e.g. NumPy's comparisons, stops the verdict).
+    Its call keeps the arrays it is given (what the hidden test made of its draws: scaled,
     normalised, joined) and stops the verdict."""
 
     def __init__(self, drawn: list):
@@ -374,6 +375,11 @@ class _Unrun:
 
     def __eq__(self, other):
         return True
+
+    def __lt__(self, other):
+        return False
+
+    __gt__ = __le__ = __ge__ = __lt__
 
     __hash__ = object.__hash__
 
@@ -404,9 +410,9 @@ class _Unexported(ch4judge.Programs):
 
 
 def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
-    """The random arrays the judge draws for a student's hidden tests, and the arrays its first
-    program is given (made from them): each hidden verdict run here up to the first use of a
-    program (a verdict may look one up before drawing), with a recording generator."""
+    """The random arrays the judge draws for a student's hidden tests, and the arrays each test
+    gives the first program it calls (made from them): each hidden verdict run here up to that
+    call, or a question about a program `_Unrun` cannot answer, with a recording generator."""
     drawn = []
     real = np.random.default_rng
     np.random.default_rng = lambda seed=None: _Recording(real(seed), drawn)
@@ -425,8 +431,8 @@ def hidden_inputs(assignment: str, key: str) -> list[np.ndarray]:
             space.update({n: None for n in free_names(test["body"]) if n not in space and not hasattr(builtins, n)})
             try:
                 ch4judge.run_body(test["body"], space, "<hidden inputs>")
-            except (AssertionError, TypeError):
-                pass  # the first program it runs (a method check iterates one): everything drawn before is recorded
+            except (AssertionError, TypeError, ValueError):
+                pass  # the first program it runs, or a question the program cannot answer: all before is recorded
     finally:
         np.random.default_rng = real
     assert drawn, f"no hidden input of {assignment} recorded: the check would prove nothing"

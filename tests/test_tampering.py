@@ -457,10 +457,17 @@ def test_a_strange_page_is_read_without_an_error():
     assert not hidden_values_in(printed_numbers(page), np.float32([0.26182, 1.5]))
 
 
+def test_the_inputs_a_program_is_given_are_searched_not_only_the_draws():
+    """stop_gradient's hidden values test gives its program normal draws times 10 to a drawn power
+    (-6 to 6): that array spans ten decades and more; no draw does."""
+    decades = [np.ptp(np.log10(np.abs(a[a != 0]))) for a in hidden_inputs("stop_gradient", "0" * 64)]
+    assert max(decades) > 10, decades
+
+
 @pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
 def test_the_values_searched_for_are_the_students_own(assignment):
-    """Each assignment has some; none is also drawn for another student (softplus's inputs start
-    with a grid every student gets: a page may print it)."""
+    """Each assignment has some, and each run of them starts with a value another student's draw
+    does not hold (softplus's inputs start with a grid every student gets: a page may print it)."""
     chosen = secret_values(assignment, "0" * 64)
     other = {float(v) for array in hidden_inputs(assignment, "1" * 64) for v in array.ravel()}
     assert chosen and all(len(values) for values in chosen), chosen
