@@ -345,6 +345,12 @@ class _Recording:
         return draw
 
 
+def significant_digits(number: str) -> str:
+    """The digits of a printed number that make it specific: its mantissa's, leading and trailing
+    zeros aside (1.136 recurs by chance on a page of numbers; 0.261820 is 26182)."""
+    return number.lower().partition("e")[0].replace(".", "").strip("0")
+
+
 def float_leaves(value):
     """The floating-point arrays and numbers in `value`, nested in tuples, lists and dicts."""
     if isinstance(value, (tuple, list)):

@@ -28,7 +28,7 @@ import nbformat
 import numpy as np
 import pytest
 from demo_run import COPIED_IN, DELIMITERS, PROBED, PROBER, in_its_group
-from helpers import float_leaves, hidden_inputs, unexplained_numbers
+from helpers import float_leaves, hidden_inputs, significant_digits, unexplained_numbers
 
 from grader import course
 from grader.judging import quick, verdict
@@ -128,17 +128,13 @@ SIGNIFICANT = 6
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
-def _digits(text: str) -> str:
-    return text.split("e")[0].replace(".", "").strip("0")
-
-
 def printed_forms(v: float) -> set[str]:
     """How Python and NumPy print a value (as float64, and as float32 the way NumPy's arrays and
     scalars show it, or widened to a Python float), without the sign."""
     v32 = np.float32(v)
     in_array = np.array2string(np.array([v32]))[1:-1].strip()  # NumPy's arrays cap it at 8 digits
     forms = {repr(float(v)), str(v32), in_array, repr(float(v32)), f"{float(v):.6f}", f"{float(v32):.6f}"}
-    return {f.lstrip("-") for f in forms if len(_digits(f.lstrip("-"))) >= SIGNIFICANT}
+    return {f.lstrip("-") for f in forms if len(significant_digits(f.lstrip("-"))) >= SIGNIFICANT}
 
 
 def numbers_in(value, found: set) -> None:

@@ -42,7 +42,7 @@ import nbformat
 import numpy as np
 import pytest
 from ch4protocol import SIZES_ENV, VERDICT_MARKER, derive_seed, split_test_cell
-from helpers import gradebook_rows, hidden_inputs, read_csv, settle
+from helpers import gradebook_rows, hidden_inputs, read_csv, settle, significant_digits
 
 from grader import REPO, course, grade, messages
 from grader.judging import verdict
@@ -235,7 +235,7 @@ def printed_numbers(text: str) -> np.ndarray:
     printed = []
     for number in NUMBER.findall(CLOCK.sub(" ", text)):
         mantissa, _, exponent = number.lower().partition("e")
-        if len(mantissa.replace(".", "").strip("0")) < 5 or len(exponent.lstrip("+-")) > 3:
+        if len(significant_digits(number)) < 5 or len(exponent.lstrip("+-")) > 3:
             printed.append((np.nan, np.nan))
             continue
         last_digit = min(int(exponent or 0) - len(mantissa.partition(".")[2]), 300)
